@@ -1,0 +1,54 @@
+"""minitorch: an autograd-first deep-learning micro-framework with PyTorch's public API.
+
+``import minitorch as torch`` runs PyTorch-style code for everything minitorch implements.
+"""
+
+from . import _dtype, autograd, backends, linalg, nn, testing, utils
+from ._device import device
+from ._dtype import (
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._runtime import cuda, get_num_threads, is_floating_point, is_tensor, numel, result_type, set_num_threads
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled
+from .creation import *
+from .layout import layout, sparse_coo, strided
+from .ops.arithmetic import *
+from .ops.blas import *
+from .ops.comparison import *
+
+# ops (each module installs its Tensor methods on import)
+from .ops.conversion import *
+from .ops.indexing import *
+from .ops.pointwise import *
+from .ops.reduction import *
+from .ops.shape import *
+from .ops.sorting import *
+from .ops.views import *
+from .random import *
+from .serialization import *
+from .storage import TypedStorage, UntypedStorage
+from .tensor import Size, Tensor
+
+FloatTensor = DoubleTensor = LongTensor = None  # legacy constructors are not provided
+del FloatTensor, DoubleTensor, LongTensor
+
+__version__ = "0.1.0"

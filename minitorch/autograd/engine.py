@@ -1,0 +1,252 @@
+"""backward(): walk the recorded graph from the outputs to the leaves, once, without recursion.
+
+The algorithm, micrograd's with the bookkeeping PyTorch needs:
+  1. discover the graph below the roots and count, for each node, the edges that reach it;
+  2. run nodes whose count dropped to zero: hooks, then the node's backward, then hand each
+     input's gradient down its edge, summing gradients that meet at one node;
+  3. a leaf's AccumulateGrad adds what reaches it into ``.grad``.
+With ``inputs`` (``autograd.grad`` or ``backward(inputs=...)``) only the nodes on a path to an
+input run, and the gradients arriving at the inputs are captured.
+"""
+
+from __future__ import annotations
+
+from . import grad_mode
+from .anomaly import check_nan, is_anomaly_enabled, report_failure
+from .graph import AccumulateGrad, Node, edge_of
+
+
+class GraphRoot(Node):
+    """The node the engine starts from: its edges are the roots, its outputs the seeds."""
+
+    def __init__(self, edges, seeds):
+        super().__init__()
+        self.next_functions = tuple(edges)
+        self.seeds = seeds
+
+    def _evaluate(self, *_):
+        return self.seeds
+
+
+def run_backward(
+    outputs, grad_outputs, retain_graph, create_graph, inputs=None, accumulate=True, allow_unused=True
+):
+    """Back-propagate ``grad_outputs`` from ``outputs``. With ``accumulate`` grads go into ``.grad``;
+    otherwise the gradients of ``inputs`` are returned (that is ``autograd.grad``)."""
+    root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
+    input_edges = [edge_of(t) for t in inputs] if inputs is not None else None
+    children = _discover(root)
+    if input_edges is not None:
+        wanted = _nodes_leading_to({node for node, _ in input_edges}, children)
+    else:
+        wanted = None
+    dependencies = _count_dependencies(children, wanted)
+
+    captured = {edge: None for edge in input_edges} if input_edges is not None else None
+    owned = {id(g._storage) for g in grad_outputs}  # storages a .grad may not share with another
+    buffers: dict[Node, list] = {root: [None]}
+    ready = [root]
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node)
+            grads = _run_tensor_pre_hooks(node, grads, create_graph, owned)
+            if captured is not None:
+                for nr, g in enumerate(grads):
+                    if (node, nr) in captured:
+                        captured[(node, nr)] = g
+                if wanted is not None and node not in wanted["runs"]:
+                    continue
+            if type(node) is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    accumulate_into(node.variable, grads[0], create_graph, owned)
+                continue
+            grad_inputs = root.seeds if node is root else _call_node(node, grads)
+            if not retain_graph:
+                node.release_saved()
+            for (child, nr), g in zip(node.next_functions, grad_inputs):
+                if child is None or (wanted is not None and child not in wanted["reach"]):
+                    continue
+                slots = buffers.get(child)
+                if slots is None:
+                    slots = buffers[child] = [None] * child._n_outputs
+                if g is not None:
+                    slots[nr] = g if slots[nr] is None else slots[nr] + g
+                dependencies[child] -= 1
+                if dependencies[child] == 0:
+                    ready.append(child)
+    if captured is None:
+        return None
+    return _captured_grads(inputs, input_edges, captured, accumulate, create_graph, allow_unused, owned)
+
+
+def _discover(root: Node) -> dict[Node, tuple]:
+    """Every node below ``root`` with its children, by an explicit-stack depth-first search."""
+    children: dict[Node, tuple] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in children:
+            continue
+        kids = tuple(child for child, _ in node.next_functions if child is not None)
+        children[node] = kids
+        stack.extend(kid for kid in kids if kid not in children)
+    return children
+
+
+def _nodes_leading_to(targets: set, children: dict) -> dict:
+    """``reach``: nodes on a path to a target; ``runs``: nodes that must run to get there."""
+    parents: dict[Node, list] = {}
+    for node, kids in children.items():
+        for kid in kids:
+            parents.setdefault(kid, []).append(node)
+    reach, stack = set(), [t for t in targets if t in children]
+    while stack:
+        node = stack.pop()
+        if node not in reach:
+            reach.add(node)
+            stack.extend(parents.get(node, ()))
+    runs = {node for node in reach if any(kid in reach for kid in children[node])}
+    return {"reach": reach, "runs": runs}
+
+
+def _count_dependencies(children: dict, wanted) -> dict:
+    dependencies = dict.fromkeys(children, 0)
+    for node, kids in children.items():
+        if wanted is not None and node not in wanted["runs"]:
+            continue
+        for kid in kids:
+            dependencies[kid] += 1
+    return dependencies
+
+
+def _run_tensor_pre_hooks(node: Node, grads: list, create_graph: bool, owned: set) -> list:
+    """Tensor hooks (``register_hook``) in registration order, then ``retain_grad``."""
+    hooks = node._tensor_pre_hooks
+    if type(node) is AccumulateGrad:
+        meta = node.variable._meta
+        hooks = {0: meta.hooks} if meta is not None and meta.hooks else None
+    if hooks:
+        for nr, per_output in hooks.items():
+            for fn in list(per_output.values()):
+                if grads[nr] is None:
+                    break
+                replaced = fn(grads[nr])
+                if replaced is not None:
+                    grads[nr] = replaced
+    if node._retain_grad_tensors:
+        for nr, ref in node._retain_grad_tensors.items():
+            tensor = ref()
+            if tensor is not None and grads[nr] is not None:
+                accumulate_into(tensor, grads[nr], create_graph, owned)
+    return grads
+
+
+def _call_node(node: Node, grads: list) -> tuple:
+    """Pre-hooks, the node's backward, post-hooks, then the gradients checked against the inputs."""
+    if node._pre_hooks:
+        for fn in list(node._pre_hooks.values()):
+            replaced = fn(tuple(grads))
+            if replaced is not None:
+                grads = list(replaced)
+    if all(g is None for g in grads):
+        return (None,) * len(node.next_functions)
+    try:
+        grad_inputs = node._evaluate(*grads)
+    except Exception:
+        if node._traceback is not None:
+            report_failure(node)
+        raise
+    if not isinstance(grad_inputs, tuple):
+        grad_inputs = (grad_inputs,)
+    if node._post_hooks:
+        for fn in list(node._post_hooks.values()):
+            replaced = fn(grad_inputs, tuple(grads))
+            if replaced is not None:
+                grad_inputs = tuple(replaced)
+    grad_inputs = validate_grads(node, grad_inputs)
+    if is_anomaly_enabled():
+        check_nan(node, grad_inputs)
+    return grad_inputs
+
+
+def validate_grads(node: Node, grad_inputs: tuple) -> tuple:
+    """Reduce broadcast gradients to their input's shape and cast them to its dtype."""
+    expected = len(node.next_functions)
+    if len(grad_inputs) != expected:
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {expected}, got {len(grad_inputs)})"
+        )
+    metas = node._input_meta
+    result = list(grad_inputs)
+    for i, g in enumerate(grad_inputs):
+        if g is None:
+            continue
+        meta = metas[i] if i < len(metas) else None
+        if meta is None:
+            result[i] = None
+            continue
+        shape, dtype = meta
+        if g._array.shape != shape:
+            if not _expandable(shape, g._array.shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(g._array.shape)} but expected shape compatible with {list(shape)}"
+                )
+            g = g.sum_to_size(shape)
+        if g.dtype is not dtype and not g.is_sparse:
+            g = g.to(dtype)
+        result[i] = g
+    return tuple(result)
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    for n, m in zip(reversed(shape), reversed(target)):
+        if n != m and n != 1:
+            return False
+    return True
+
+
+def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
+    """Add ``grad`` into ``tensor.grad`` as PyTorch's AccumulateGrad does.
+
+    The first gradient is stored without a copy unless its memory is already some other tensor's
+    ``.grad`` (or the caller's seed); later ones are added in place, or out of place when
+    ``create_graph`` (then ``.grad`` carries a graph).
+    """
+    meta = tensor._autograd_meta()
+    current = meta.grad
+    if current is None:
+        if not create_graph:
+            grad = grad.detach()
+        if id(grad._storage) in owned:
+            grad = grad.clone()
+        meta.grad = grad
+    elif create_graph:
+        meta.grad = current + grad
+    elif current.is_sparse or grad.is_sparse:
+        meta.grad = current + grad if not current.is_sparse or grad.is_sparse else grad + current
+    else:
+        current._add_in_place(grad)
+    owned.add(id(meta.grad._storage))
+    if meta.post_accumulate_hooks and tensor.grad_fn is None:
+        for fn in list(meta.post_accumulate_hooks.values()):
+            fn(tensor)
+
+
+def _captured_grads(inputs, input_edges, captured, accumulate, create_graph, allow_unused, owned):
+    result = []
+    for i, (tensor, edge) in enumerate(zip(inputs, input_edges)):
+        g = captured[edge]
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
+            )
+        if accumulate and g is not None:
+            accumulate_into(tensor, g, create_graph, owned)
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,213 @@
+"""The recorded graph: Nodes (``grad_fn``), their edges, saved tensors and hooks.
+
+A Node is one recorded op. ``next_functions[i]`` is the edge ``(node, output_nr)`` along which
+the gradient of the op's i-th input flows; a leaf's edge ends in its AccumulateGrad node. A Node
+is also the ``ctx`` its op saved values on, so there is one object per recorded op.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+_sequence = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "id")
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(self._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def add_hook(hooks: dict | None, fn) -> tuple[dict, RemovableHandle]:
+    hooks = {} if hooks is None else hooks
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return hooks, handle
+
+
+class Node:
+    """A recorded operation in the backward graph."""
+
+    __slots__ = (
+        "next_functions",  # tuple of (Node | None, output_nr), one per forward input
+        "_input_meta",  # per input: (shape, dtype) the gradient must have, or None
+        "_saved",  # tuple of SavedTensor, or None once freed
+        "_sequence_nr",
+        "_pre_hooks",  # {id: fn(grad_outputs) -> grad_outputs | None}
+        "_post_hooks",  # {id: fn(grad_inputs, grad_outputs) -> grad_inputs | None}
+        "_tensor_pre_hooks",  # {output_nr: {id: fn(grad) -> grad | None}} from Tensor.register_hook
+        "_retain_grad_tensors",  # {output_nr: weakref to a tensor that called retain_grad()}
+        "_traceback",  # forward stack, recorded under detect_anomaly
+        "_n_outputs",
+        "__weakref__",
+        "__dict__",  # op-specific attributes (dims, shapes) live here
+    )
+
+    def __init__(self):
+        self.next_functions = ()
+        self._input_meta = ()
+        self._saved = ()
+        self._sequence_nr = next(_sequence)
+        self._pre_hooks = self._post_hooks = None
+        self._tensor_pre_hooks = self._retain_grad_tensors = None
+        self._traceback = None
+        self._n_outputs = 1
+
+    # identity -------------------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__ + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        return self.__dict__.setdefault("_metadata", {})
+
+    # saved tensors ----------------------------------------------------------------------------
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in saved)
+
+    def release_saved(self) -> None:
+        if self._saved:
+            self._saved = None
+
+    # hooks ----------------------------------------------------------------------------------
+    def register_prehook(self, fn) -> RemovableHandle:
+        self._pre_hooks, handle = add_hook(self._pre_hooks, fn)
+        return handle
+
+    def register_hook(self, fn) -> RemovableHandle:
+        self._post_hooks, handle = add_hook(self._post_hooks, fn)
+        return handle
+
+    # evaluation -----------------------------------------------------------------------------
+    def _evaluate(self, *grad_outputs):
+        """Gradients w.r.t. the inputs, one per entry of ``next_functions`` (the engine's call)."""
+        raise NotImplementedError
+
+    def __call__(self, *grad_outputs):
+        return self._evaluate(*grad_outputs)
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds the arriving gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self._input_meta = ((variable._array.shape, variable.dtype),)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def _evaluate(self, grad):  # the engine accumulates (it knows about create_graph and aliasing)
+        return ()
+
+
+def accumulate_grad_node(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, shared by every op that uses the leaf while the graph lives."""
+    meta = leaf._autograd_meta()
+    node = meta.accumulator() if meta.accumulator is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        meta.accumulator = weakref.ref(node)
+    return node
+
+
+def edge_of(tensor) -> tuple:
+    """The edge a gradient for ``tensor`` flows along: its grad_fn, or its AccumulateGrad."""
+    if not tensor._requires_grad:
+        return (None, 0)
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    return (accumulate_grad_node(tensor), 0)
+
+
+class SavedTensor:
+    """A tensor an op keeps for backward, with the storage version it had when saved.
+
+    An op's own output is kept as a detached alias (the node must not hold its output, which holds
+    the node); unpacking re-attaches the node so double backward sees the output's history.
+    """
+
+    __slots__ = ("tensor", "version", "output_nr")
+
+    def __init__(self, tensor, output_nr: int | None = None):
+        if output_nr is not None:
+            tensor = tensor._alias()
+        elif tensor._meta is not None and tensor._meta.is_inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created "
+                "in inference mode in computation tracked by autograd. To work around this, you can "
+                "make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`."
+            )
+        self.tensor = tensor
+        self.version = tensor._storage.version
+        self.output_nr = output_nr
+
+    def unpack(self, owner: Node):
+        tensor = self.tensor
+        current = tensor._storage.version
+        if current != self.version:
+            raise RuntimeError(_modified_message(tensor, owner, self, current))
+        if self.output_nr is None:
+            return tensor
+        alias = tensor._alias()
+        alias.grad_fn = owner
+        alias._output_nr = self.output_nr
+        alias._requires_grad = True
+        return alias
+
+
+def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> str:
+    from .anomaly import is_anomaly_enabled
+
+    shape = list(tensor._array.shape)
+    produced_by = tensor.grad_fn if saved.output_nr is None else owner
+    output_nr = tensor._output_nr if saved.output_nr is None else saved.output_nr
+    which = f", which is output {output_nr} of {produced_by.name()}," if produced_by is not None else ""
+    if is_anomaly_enabled():
+        hint = (
+            "Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        )
+    else:
+        hint = (
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True)."
+        )
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{tensor.type()} {shape}]{which} is at version {current}; expected version "
+        f"{saved.version} instead. {hint}"
+    )

@@ -1,0 +1,80 @@
+"""What numpy and CuPy backends share: both expose the numpy API through ``xp``."""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .registry import Backend
+
+
+class ArrayBackend(Backend):
+    """A Backend over a numpy-compatible array module; subclasses set ``xp`` and the few
+    functions that differ (strided views, pointers, scatter-add, host transfers)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self._to_array_dtype = {d: xp.dtype(d.name) for d in _dtype.ALL_DTYPES}
+        self._from_array_dtype = {v: k for k, v in self._to_array_dtype.items()}
+        self._from_array_dtype.update({v.char: k for k, v in self._to_array_dtype.items()})
+
+    # dtypes --------------------------------------------------------------------------------
+    def array_dtype(self, dtype):
+        return self._to_array_dtype[dtype]
+
+    def dtype_of(self, array):
+        try:
+            return self._from_array_dtype[array.dtype]
+        except KeyError:
+            raise TypeError(
+                f"can't convert an array of type {array.dtype}; the supported types are: "
+                + ", ".join(d.name for d in _dtype.ALL_DTYPES)
+            ) from None
+
+    # storage -------------------------------------------------------------------------------
+    def contiguous_buffer(self, array):
+        """``array``'s memory as a 1-D buffer when ``array`` is row-major; else None."""
+        if array.flags.c_contiguous:
+            return array.reshape(-1)
+        return None
+
+    def buffer_of(self, array):
+        buffer = self.contiguous_buffer(array)
+        if buffer is not None:
+            return buffer, array
+        span = self.dense_span(array)
+        if span is not None:
+            return self.span_buffer(array, span), array
+        array = self.xp.ascontiguousarray(array)
+        return array.reshape(-1), array
+
+    @staticmethod
+    def dense_span(array):
+        """Elements covered by a non-overlapping, gap-free array with non-negative strides."""
+        itemsize = array.itemsize
+        if any(s < 0 for s in array.strides):
+            return None
+        span = 1 + sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides) if n)
+        if array.size == 0 or span != array.size:
+            return None
+        return span
+
+    # creation ------------------------------------------------------------------------------
+    def asarray(self, data, dtype=None, copy=False):
+        array_dtype = None if dtype is None else self.array_dtype(dtype)
+        return self.xp.array(data, dtype=array_dtype) if copy else self.xp.asarray(data, dtype=array_dtype)
+
+    def empty(self, shape, dtype):
+        return self.xp.empty(shape, dtype=self.array_dtype(dtype))
+
+    def zeros(self, shape, dtype):
+        return self.xp.zeros(shape, dtype=self.array_dtype(dtype))
+
+    def full(self, shape, value, dtype):
+        return self.xp.full(shape, value, dtype=self.array_dtype(dtype))
+
+    # kernels that differ between array libraries ---------------------------------------------
+    def index_add(self, target, index, values):
+        """``target[index] += values`` where repeated indices all add up (numpy's add.at)."""
+        self.xp.add.at(target, index, values)
+
+    def synchronize(self) -> None:
+        pass

@@ -1,0 +1,1 @@
+"""minitorch.linalg (in progress)."""

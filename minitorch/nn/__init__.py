@@ -1,0 +1,3 @@
+"""minitorch.nn (in progress)."""
+
+from . import functional

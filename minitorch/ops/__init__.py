@@ -1,0 +1,1 @@
+"""Differentiable ops: each defined once, its forward (backend arrays) beside its backward (Tensors)."""

@@ -1,0 +1,56 @@
+"""Copies and casts: clone, contiguous, to(device/dtype). Their gradients move back unchanged."""
+
+from __future__ import annotations
+
+from .._device import device as Device
+from ..backends import backend_for
+from ..tensor import Tensor
+from .op import Op
+
+
+class ToCopy(Op):
+    """A copy on another device and/or dtype; the gradient is cast/moved back by the engine."""
+
+    def forward(self, x, device: Device, dtype):
+        source = self.backend
+        target = backend_for(device)
+        if target is not source:
+            x = target.from_numpy(source.to_numpy(x))
+            self.backend, self.device = target, target.normalize(device)
+        array_dtype = target.array_dtype(dtype) if dtype is not None else x.dtype
+        return x.astype(array_dtype, copy=target is source)
+
+    def backward(self, grad):
+        device = self.next_device
+        return grad.to(device) if device is not None else grad
+
+
+def to_copy(x: Tensor, device: Device, dtype=None) -> Tensor:
+    out = ToCopy.apply(x, device=device, dtype=dtype)
+    if out.grad_fn is not None:
+        out.grad_fn.next_device = x.device if x.device != out.device else None
+    return out
+
+
+class Clone(Op):
+    def forward(self, x, memory_format=None):
+        return x.copy()
+
+    def backward(self, grad):
+        return grad
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy with its own storage; gradients flow through it unchanged."""
+    return Clone.apply(input)
+
+
+def contiguous(input: Tensor, memory_format=None) -> Tensor:
+    """``input`` itself when row-major already, else a row-major copy."""
+    return input if input.is_contiguous() else Clone.apply(input)
+
+
+Tensor.clone = clone
+Tensor.contiguous = contiguous
+
+__all__ = ['clone', 'contiguous']

@@ -1,0 +1,127 @@
+"""Op: how every built-in differentiable operation is defined and dispatched.
+
+An op is one small class: ``forward`` computes on backend arrays (numpy or CuPy, through
+``self.xp``), ``backward`` returns the input gradients written in differentiable Tensor ops, so
+``create_graph=True`` and gradgradcheck need nothing more. What backward needs is declared, as in
+Chainer: ``save_inputs`` (indices of inputs) and ``save_output``; they come back, version-checked,
+from ``self.saved_tensors``. Other values (a dim, a mask) are plain attributes set in forward.
+
+``Op.apply`` is the dispatcher: it checks devices, runs forward, wraps the arrays into Tensors, and
+records a graph node only when grad mode is on and some input requires grad. Broadcast gradients
+are reduced by the engine, so a rule like ``grad * b`` never has to sum over broadcast dims.
+"""
+
+from __future__ import annotations
+
+from ..autograd import anomaly, grad_mode
+from ..autograd.graph import Node, SavedTensor, _sequence, edge_of
+from ..storage import Storage
+from ..tensor import Tensor
+
+
+class Op(Node):
+    """Base class of built-in ops (the node recorded for an op *is* its instance)."""
+
+    save_inputs: tuple = ()
+    save_output: bool = False
+
+    # subclasses -----------------------------------------------------------------------------
+    def forward(self, *arrays, **params):
+        raise NotImplementedError
+
+    def backward(self, *grads):
+        raise NotImplementedError
+
+    # dispatch -------------------------------------------------------------------------------
+    @classmethod
+    def apply(cls, *args, **params):
+        """Run the op on Tensors (and Python scalars); returns a Tensor or a tuple of Tensors."""
+        first = None
+        record = False
+        for a in args:
+            if isinstance(a, Tensor):
+                if first is None:
+                    first = a
+                elif a._storage.device is not first._storage.device:
+                    check_same_device(cls, first, a)
+                if a._requires_grad:
+                    record = True
+        storage = first._storage
+        node = cls.__new__(cls)
+        node.backend = storage.backend
+        node.device = storage.device
+        result = node.forward(*[a._array if isinstance(a, Tensor) else a for a in args], **params)
+        multi = type(result) is tuple
+        outputs = tuple(node.wrap(r) for r in result) if multi else (node.wrap(result),)
+        if record and grad_mode.state.enabled:
+            node._record(args, outputs)
+        return outputs if multi else outputs[0]
+
+    @property
+    def xp(self):
+        """The array module of the op's device (numpy on CPU, CuPy on CUDA)."""
+        return self.backend.xp
+
+    def wrap(self, array) -> Tensor:
+        """A Tensor owning ``array`` (a fresh kernel result) on this op's device."""
+        backend = self.backend
+        buffer, array = backend.buffer_of(array)
+        t = object.__new__(Tensor)
+        t._array = array
+        t._storage = Storage(buffer, backend, self.device, backend.dtype_of(array))
+        t._offset = 0
+        t._requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._meta = None
+        if grad_mode.state.inference:
+            t._autograd_meta().is_inference = True
+        return t
+
+    def _record(self, args, outputs) -> None:
+        """Make this op a node of the graph: edges, input metadata, saved tensors, outputs."""
+        self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        self._input_meta = tuple(
+            (a._array.shape, a._storage.dtype) if isinstance(a, Tensor) and a._requires_grad else None
+            for a in args
+        )
+        saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i] for i in self.save_inputs]
+        if self.save_output:
+            saved.append(SavedTensor(outputs[0], 0))
+        self._saved = tuple(saved)
+        self._sequence_nr = next(_sequence)
+        self._pre_hooks = self._post_hooks = None
+        self._tensor_pre_hooks = self._retain_grad_tensors = None
+        self._traceback = None
+        self._n_outputs = len(outputs)
+        for i, out in enumerate(outputs):
+            if out._storage.dtype.is_floating_point:
+                out.grad_fn = self
+                out._output_nr = i
+                out._requires_grad = True
+        if anomaly._enabled:
+            anomaly.record_traceback(self)
+
+    def _evaluate(self, *grads):
+        """backward may return grads for the leading (tensor) inputs only; the rest are None."""
+        result = self.backward(*grads)
+        if type(result) is not tuple:
+            result = (result,)
+        missing = len(self.next_functions) - len(result)
+        return result + (None,) * missing if missing > 0 else result
+
+    def constant(self, array) -> Tensor:
+        """Wrap a helper array (a mask, indices) as a Tensor for use in backward."""
+        return self.wrap(array)
+
+
+def check_same_device(op, a: Tensor, b: Tensor) -> None:
+    """Mixing devices is an error, except a CPU 0-dim tensor, which acts as a scalar (as in PyTorch)."""
+    if a.device == b.device:
+        return
+    name = op.__name__.lower() if isinstance(op, type) else str(op)
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{a.device} and {b.device}! (when checking argument for {name}: "
+        f"shapes {list(a.shape)} and {list(b.shape)})"
+    )

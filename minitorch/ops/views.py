@@ -1,0 +1,612 @@
+"""View ops: new size/stride/offset over the same storage, computed here in plain Python.
+
+A view's forward is only geometry; ``Tensor._view`` asks the backend for that window of the shared
+1-D buffer. Backward rules are views again (transpose, permute, reshape) or, for views that pick
+a region (slicing, select, narrow, diagonal, as_strided), one differentiable ``ViewScatter``:
+zeros of the input's size with the gradient written into the same region.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import grad_mode
+from ..tensor import Tensor, wrap_dim
+from .op import Op
+
+
+def contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class ViewOp(Op):
+    """An op whose output shares the input's storage. Subclasses define ``geometry``."""
+
+    def geometry(self, shape, stride, offset, *params):
+        """``(size, stride, offset)`` of the view, from the input's geometry."""
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, x: Tensor, *params):
+        node = cls.__new__(cls)
+        node.input_shape = x._array.shape
+        size, stride, offset = node.geometry(x._array.shape, x.stride(), x._offset, *params)
+        out = x._view(size, stride, offset)
+        meta = out._autograd_meta()
+        meta.base = x._meta.base if x._meta is not None and x._meta.base is not None else x
+        meta.view_version = x._storage.version
+        if not grad_mode.state.enabled:
+            meta.creation = "inference_mode" if grad_mode.state.inference else "no_grad"
+        if x._requires_grad and grad_mode.state.enabled:
+            node.backend = x._storage.backend
+            node.device = x._storage.device
+            node.params = params
+            node._record((x,), (out,))
+        return out
+
+    def region_in_contiguous(self):
+        """This view's geometry over a contiguous tensor of the input's shape."""
+        shape = self.input_shape
+        return self.geometry(shape, contiguous_strides(shape), 0, *self.params)
+
+    def scatter_backward(self, grad: Tensor) -> Tensor:
+        size, stride, offset = self.region_in_contiguous()
+        flat = ViewScatter.apply(grad, math.prod(self.input_shape), size, stride, offset)
+        return flat.view(self.input_shape)
+
+
+class ViewScatter(Op):
+    """A 1-D tensor of zeros of length ``numel`` with ``src`` added into the strided region
+    ``(size, stride, offset)``; overlapping regions (as_strided windows) add up."""
+
+    def forward(self, src, numel, size, stride, offset):
+        self.region = (size, stride, offset)
+        out = self.xp.zeros(numel, dtype=src.dtype)
+        window = self.backend.as_strided(out, size, stride, offset)
+        if _overlaps(size, stride):
+            indices = self.xp.arange(numel).astype(self.backend.array_dtype(_int64()))
+            index_window = self.backend.as_strided(indices, size, stride, offset)
+            self.backend.index_add(out, index_window.reshape(-1), src.reshape(-1))
+        else:
+            window[...] = src
+        return out
+
+    def backward(self, grad):
+        return grad.as_strided(*self.region)
+
+
+def _int64():
+    from .._dtype import int64
+
+    return int64
+
+
+def _overlaps(size, stride) -> bool:
+    """Whether two indices of a strided window can reach the same element."""
+    dims = sorted((s, n) for n, s in zip(size, stride) if n > 1)
+    extent = 1
+    for s, n in dims:
+        if s < extent:
+            return True
+        extent = s * (n - 1) + extent
+    return False
+
+
+# reshaping ------------------------------------------------------------------------------------
+
+
+def infer_size(shape, numel: int) -> tuple:
+    """Resolve one ``-1`` in a requested shape."""
+    shape = tuple(int(n) for n in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(n for n in shape if n != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if n == -1 else n for n in shape)
+    if math.prod(shape) != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def view_strides(old_shape, old_stride, new_shape):
+    """Strides for viewing ``old`` as ``new_shape`` without a copy, or None (PyTorch's computeStride)."""
+    if math.prod(old_shape) == 0 or not old_shape or not new_shape:
+        return contiguous_strides(new_shape)
+    new_stride = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_stride[-1] if old_stride else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (
+            old_shape[tensor_d - 1] != 1 and old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_stride[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_stride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_stride)
+
+
+def _shape_arg(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(n) for n in shape)
+
+
+class View(ViewOp):
+    def geometry(self, shape, stride, offset, new_shape):
+        new_stride = view_strides(shape, stride, new_shape)
+        if new_stride is None:
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least one dimension "
+                f"spans across two contiguous subspaces). Use .reshape(...) instead. "
+                f"(input shape {list(shape)}, stride {list(stride)}; requested {list(new_shape)})"
+            )
+        return new_shape, new_stride, offset
+
+    def backward(self, grad):
+        return grad.reshape(self.input_shape)
+
+
+def view(input: Tensor, *shape) -> Tensor:
+    """The same storage seen with another shape; needs compatible strides (else use reshape)."""
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
+        raise NotImplementedError("view(dtype) reinterpretation is not supported; use .to(dtype)")
+    return View.apply(input, infer_size(_shape_arg(shape), input.numel()))
+
+
+def reshape(input: Tensor, *shape) -> Tensor:
+    """A view when the strides allow it, otherwise a copy."""
+    new_shape = infer_size(_shape_arg(shape), input.numel())
+    if new_shape == input._array.shape:
+        return View.apply(input, new_shape)
+    if view_strides(input._array.shape, input.stride(), new_shape) is not None:
+        return View.apply(input, new_shape)
+    return View.apply(input.clone(), new_shape)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    return view(input, other._array.shape)
+
+
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    return reshape(input, other._array.shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    shape = input._array.shape
+    if not shape:
+        return reshape(input, (1,))
+    start, end = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    return reshape(input, shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    shape = input._array.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = infer_size(sizes, shape[d])
+    return view(input, shape[:d] + tuple(sizes) + shape[d + 1 :]) if input.is_contiguous() else reshape(
+        input, shape[:d] + tuple(sizes) + shape[d + 1 :]
+    )
+
+
+# permuting ------------------------------------------------------------------------------------
+
+
+class Permute(ViewOp):
+    def geometry(self, shape, stride, offset, dims):
+        return tuple(shape[d] for d in dims), tuple(stride[d] for d in dims), offset
+
+    def backward(self, grad):
+        dims = self.params[0]
+        inverse = [0] * len(dims)
+        for i, d in enumerate(dims):
+            inverse[d] = i
+        return grad.permute(inverse)
+
+
+class Transpose(ViewOp):
+    def geometry(self, shape, stride, offset, dim0, dim1):
+        shape, stride = list(shape), list(stride)
+        shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
+        stride[dim0], stride[dim1] = stride[dim1], stride[dim0]
+        return tuple(shape), tuple(stride), offset
+
+    def backward(self, grad):
+        return grad.transpose(*self.params)
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    dims = _shape_arg(dims)
+    ndim = input.dim()
+    if len(dims) != ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    dims = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(dims)) != ndim:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
+    return Permute.apply(input, dims)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = input.dim()
+    return Transpose.apply(input, wrap_dim(dim0, ndim), wrap_dim(dim1, ndim))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
+    return input if input.dim() < 2 else transpose(input, 0, 1)
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    ndim = input.dim()
+    source = [wrap_dim(d, ndim) for d in ((source,) if isinstance(source, int) else source)]
+    destination = [wrap_dim(d, ndim) for d in ((destination,) if isinstance(destination, int) else destination)]
+    order = [d for d in range(ndim) if d not in source]
+    for dst, src in sorted(zip(destination, source)):
+        order.insert(dst, src)
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
+# expanding and squeezing ----------------------------------------------------------------------
+
+
+class Expand(ViewOp):
+    def geometry(self, shape, stride, offset, sizes):
+        lead = len(sizes) - len(shape)
+        if lead < 0:
+            raise RuntimeError(
+                f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the number "
+                f"of dimensions in the tensor ({len(shape)})"
+            )
+        new_shape, new_stride = [], []
+        for i, want in enumerate(sizes):
+            if i < lead:
+                if want < 0:
+                    raise RuntimeError(f"The expanded size of the tensor ({want}) isn't allowed in a leading, non-existing dimension {i}")
+                new_shape.append(want)
+                new_stride.append(0)
+                continue
+            have, s = shape[i - lead], stride[i - lead]
+            if want == -1 or want == have:
+                new_shape.append(have)
+                new_stride.append(s)
+            elif have == 1:
+                new_shape.append(want)
+                new_stride.append(0)
+            else:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({want}) must match the existing size ({have}) at "
+                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
+                )
+        return tuple(new_shape), tuple(new_stride), offset
+
+    def backward(self, grad):
+        return grad.sum_to_size(self.input_shape)
+
+
+def expand(input: Tensor, *sizes) -> Tensor:
+    """A broadcast view: size-1 dims repeat with stride 0 (no copy)."""
+    return Expand.apply(input, _shape_arg(sizes))
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return Expand.apply(input, other._array.shape)
+
+
+class Squeeze(ViewOp):
+    def geometry(self, shape, stride, offset, dims):
+        keep = [i for i in range(len(shape)) if not (i in dims and shape[i] == 1)]
+        return tuple(shape[i] for i in keep), tuple(stride[i] for i in keep), offset
+
+    def backward(self, grad):
+        return grad.reshape(self.input_shape)
+
+
+class Unsqueeze(ViewOp):
+    def geometry(self, shape, stride, offset, dim):
+        new_stride = stride[dim] * shape[dim] if dim < len(shape) else 1
+        return shape[:dim] + (1,) + shape[dim:], stride[:dim] + (new_stride,) + stride[dim:], offset
+
+    def backward(self, grad):
+        return grad.squeeze(self.params[0])
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    ndim = input.dim()
+    if dim is None:
+        dims = tuple(range(ndim))
+    else:
+        dims = tuple(wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim))
+    return Squeeze.apply(input, dims)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    return Unsqueeze.apply(input, wrap_dim(dim, input.dim() + 1))
+
+
+# picking a region -----------------------------------------------------------------------------
+
+
+class Narrow(ViewOp):
+    def geometry(self, shape, stride, offset, dim, start, length):
+        return shape[:dim] + (length,) + shape[dim + 1 :], stride, offset + start * stride[dim]
+
+    def backward(self, grad):
+        return self.scatter_backward(grad)
+
+
+class Select(ViewOp):
+    def geometry(self, shape, stride, offset, dim, index):
+        return shape[:dim] + shape[dim + 1 :], stride[:dim] + stride[dim + 1 :], offset + index * stride[dim]
+
+    def backward(self, grad):
+        return self.scatter_backward(grad)
+
+
+class Diagonal(ViewOp):
+    def geometry(self, shape, stride, offset, diag_offset, dim1, dim2):
+        if diag_offset >= 0:
+            length = max(0, min(shape[dim1], shape[dim2] - diag_offset))
+            start = offset + diag_offset * stride[dim2] if length else offset
+        else:
+            length = max(0, min(shape[dim1] + diag_offset, shape[dim2]))
+            start = offset - diag_offset * stride[dim1] if length else offset
+        keep = [i for i in range(len(shape)) if i not in (dim1, dim2)]
+        return (
+            tuple(shape[i] for i in keep) + (length,),
+            tuple(stride[i] for i in keep) + (stride[dim1] + stride[dim2],),
+            start,
+        )
+
+    def backward(self, grad):
+        return self.scatter_backward(grad)
+
+
+class Index(ViewOp):
+    """Basic indexing: ints, slices (positive steps), None and Ellipsis, in one view."""
+
+    def name(self) -> str:
+        index = self.params[0]
+        return "SelectBackward0" if all(isinstance(i, int) for i in index) else "SliceBackward0"
+
+    def geometry(self, shape, stride, offset, index):
+        size, new_stride, dim = [], [], 0
+        for item in index:
+            if item is None:
+                size.append(1)
+                new_stride.append(stride[dim] * shape[dim] if dim < len(shape) else 1)
+            elif isinstance(item, int):
+                n = shape[dim]
+                if not -n <= item < n:
+                    raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {n}")
+                offset += (item % n) * stride[dim]
+                dim += 1
+            else:
+                start, stop, step = item.indices(shape[dim])
+                length = max(0, (stop - start + step - 1) // step)
+                if length:
+                    offset += start * stride[dim]
+                size.append(length)
+                new_stride.append(stride[dim] * step)
+                dim += 1
+        size.extend(shape[dim:])
+        new_stride.extend(stride[dim:])
+        return tuple(size), tuple(new_stride), offset
+
+    def backward(self, grad):
+        return self.scatter_backward(grad)
+
+
+class AsStrided(ViewOp):
+    """Any window of the storage. Backward scatters into the *storage* and re-reads the input's
+    own window, so it is right for any non-overlapping input, contiguous or not."""
+
+    def geometry(self, shape, stride, offset, size, new_stride, storage_offset):
+        return size, new_stride, storage_offset
+
+    @classmethod
+    def apply(cls, x, size, stride, storage_offset):
+        out = super().apply(x, size, stride, storage_offset)
+        if out.grad_fn is not None:
+            out.grad_fn.input_geometry = (x._array.shape, x.stride(), x._offset, len(x._storage))
+        return out
+
+    def backward(self, grad):
+        shape, stride, offset, numel = self.input_geometry
+        flat = ViewScatter.apply(grad, numel, *self.params)
+        return flat.as_strided(shape, stride, offset)
+
+
+def normalize_basic_index(index, ndim: int):
+    """The index as a tuple of ints/slices/None of full length, or None if it is not basic."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    items = []
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            items.append(item)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            items.append(item)
+        elif isinstance(item, Tensor) and item.dim() == 0 and not item.dtype.is_floating_point and item.dtype.name != "bool":
+            items.append(int(item.item()))
+        else:
+            return None
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if items.count(Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at : at + 1] = [slice(None)] * (ndim - consumed)
+    for item in items:
+        if isinstance(item, slice) and item.step is not None and item.step <= 0:
+            raise ValueError("step must be greater than zero")
+    return tuple(items)
+
+
+def basic_getitem(input: Tensor, index: tuple) -> Tensor:
+    return Index.apply(input, index)
+
+
+def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+    dim = wrap_dim(dim, input.dim())
+    n = input._array.shape[dim]
+    start = int(start)
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return Narrow.apply(input, dim, start, length)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    dim = wrap_dim(dim, input.dim())
+    n = input._array.shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {dim}")
+    return Select.apply(input, dim, index % n)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    ndim = input.dim()
+    dim1, dim2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(input, offset, dim1, dim2)
+
+
+def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape ({len(stride)} vs {len(size)})")
+    offset = input._offset if storage_offset is None else int(storage_offset)
+    extent = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+    if extent > len(input._storage):
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
+            f"{input.element_size()} requiring a storage size of {extent * input.element_size()} are out of bounds "
+            f"for storage of size {len(input._storage) * input.element_size()}"
+        )
+    return AsStrided.apply(input, size, stride, offset)
+
+
+def _mark_multi_output(views):
+    for v in views:
+        v._autograd_meta().creation = "multi_output"
+    return tuple(views)
+
+
+def unbind(input: Tensor, dim: int = 0):
+    dim = wrap_dim(dim, input.dim())
+    return _mark_multi_output([Select.apply(input, dim, i) for i in range(input._array.shape[dim])])
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
+    dim = wrap_dim(dim, tensor.dim())
+    n = tensor._array.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension "
+                f"{dim}), but got split_sizes={sizes}"
+            )
+    views, start = [], 0
+    for size in sizes:
+        views.append(Narrow.apply(tensor, dim, start, size))
+        start += size
+    return _mark_multi_output(views)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input._array.shape[wrap_dim(dim, input.dim())]
+    return split(input, max(1, -(-n // chunks)), dim)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
+    dim = wrap_dim(dim, input.dim())
+    n = input._array.shape[dim]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        sizes = [max(0, b - a) for a, b in zip(bounds, bounds[1:])]
+    return split(input, sizes, dim)
+
+
+def _T(self: Tensor) -> Tensor:
+    return permute(self, tuple(reversed(range(self.dim()))))
+
+
+def _mT(self: Tensor) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return transpose(self, -2, -1)
+
+
+for _fn in (
+    view, reshape, view_as, reshape_as, flatten, unflatten, permute, transpose, swapaxes, swapdims, t,
+    movedim, moveaxis, expand, expand_as, squeeze, unsqueeze, narrow, select, diagonal, as_strided,
+    unbind, split, chunk, tensor_split,
+):
+    setattr(Tensor, _fn.__name__, _fn)
+Tensor.swapaxes = Tensor.swapdims = transpose
+Tensor.moveaxis = movedim
+Tensor.T = property(_T)
+Tensor.mT = property(_mT)
+Tensor.H = property(_T)
+Tensor.mH = property(_mT)
+
+__all__ = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'permute', 'transpose', 'swapaxes', 'swapdims', 't', 'movedim', 'moveaxis', 'expand', 'expand_as', 'squeeze', 'unsqueeze', 'narrow', 'select', 'diagonal', 'as_strided', 'unbind', 'split', 'chunk', 'tensor_split']
+
+
+def getitem(self: Tensor, index):
+    """``t[index]``: basic indices give a view; tensors, lists and masks go to ops/indexing.py."""
+    basic = normalize_basic_index(index, self.dim())
+    if basic is not None:
+        return Index.apply(self, basic)
+    from .indexing import advanced_getitem
+
+    return advanced_getitem(self, index)
+
+
+Tensor.__getitem__ = getitem

@@ -1,0 +1,590 @@
+"""Tensor: a strided view of a Storage, plus what autograd knows about it.
+
+Geometry has one source of truth: ``_array``, a backend array that *is* the strided view
+(``size``, ``stride`` and ``data_ptr`` are read off it; ``_offset`` records where it starts in the
+storage). Views are made by computing a new size/stride/offset in Python (ops/views.py) and asking
+the backend for that window of the same 1-D buffer, so every view shares memory and the version
+counter with its base, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from . import _dtype
+from ._device import as_device
+from .autograd import grad_mode
+from .autograd.graph import add_hook
+from .storage import Storage, TypedStorage, UntypedStorage
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple that prints like ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, item):
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+
+class AutogradMeta:
+    """The per-tensor autograd state most tensors never need (so it is created on demand)."""
+
+    __slots__ = (
+        "grad",
+        "hooks",  # leaf tensors: {id: fn}; non-leaf hooks live on grad_fn
+        "post_accumulate_hooks",
+        "retains_grad",
+        "accumulator",  # weakref to the leaf's AccumulateGrad
+        "base",  # the root tensor a view was made from
+        "view_version",  # storage version when a view's grad_fn was last set (issue: views+inplace)
+        "creation",  # how a view was made: "default", "no_grad", "multi_output", "custom_function"
+        "is_inference",
+        "name",
+    )
+
+    def __init__(self):
+        self.grad = self.hooks = self.post_accumulate_hooks = None
+        self.retains_grad = False
+        self.accumulator = self.base = self.view_version = None
+        self.creation = "default"
+        self.is_inference = False
+        self.name = None
+
+
+class Tensor:
+    """A multi-dimensional array on a device that can record the ops applied to it."""
+
+    __slots__ = ("_array", "_storage", "_offset", "_requires_grad", "grad_fn", "_output_nr", "_meta", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        """The legacy constructor: ``Tensor([1, 2])`` (default float dtype) or ``Tensor(2, 3)``."""
+        from .creation import empty, tensor
+
+        self = object.__new__(cls)
+        self._meta = None
+        if args and all(isinstance(a, int) for a in args):
+            source = empty(*args, device=kwargs.get("device"))
+        else:
+            data = args[0] if args else []
+            source = tensor(data, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
+        self._set_from(source)
+        return self
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def _set_from(self, other: Tensor) -> None:
+        self._array = other._array
+        self._storage = other._storage
+        self._offset = other._offset
+        self._requires_grad = False
+        self.grad_fn = None
+        self._output_nr = 0
+
+    def _autograd_meta(self) -> AutogradMeta:
+        meta = self._meta
+        if meta is None:
+            meta = self._meta = AutogradMeta()
+        return meta
+
+    # geometry ----------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._array.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._array.shape)
+        return self._array.shape[self._wrap_dim(dim)]
+
+    def stride(self, dim: int | None = None):
+        itemsize = self._storage.dtype.itemsize
+        strides = tuple(s // itemsize for s in self._array.strides)
+        return strides if dim is None else strides[self._wrap_dim(dim)]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def dim(self) -> int:
+        return len(self._array.shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return len(self._array.shape)
+
+    def numel(self) -> int:
+        return math.prod(self._array.shape)
+
+    nelement = numel
+
+    def __len__(self) -> int:
+        if not self._array.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        expected = 1
+        for n, s in zip(reversed(self._array.shape), reversed(self.stride())):
+            if n != 1 and s != expected:
+                return False
+            expected *= n
+        return True
+
+    def element_size(self) -> int:
+        return self._storage.dtype.itemsize
+
+    def _wrap_dim(self, dim: int) -> int:
+        return wrap_dim(dim, len(self._array.shape))
+
+    # storage -----------------------------------------------------------------------------------
+    def untyped_storage(self) -> UntypedStorage:
+        return UntypedStorage(self._storage)
+
+    def storage(self) -> TypedStorage:
+        return TypedStorage(self._storage)
+
+    def data_ptr(self) -> int:
+        return self._storage.data_ptr() + self._offset * self._storage.dtype.itemsize
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    def _bump_version(self) -> None:
+        self._storage.version += 1
+
+    # dtype / device ---------------------------------------------------------------------------
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return self._storage.dtype
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def layout(self):
+        from .layout import strided
+
+        return strided
+
+    is_sparse = False
+    is_quantized = False
+    is_mkldnn = False
+    is_complex = staticmethod(lambda: False)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._storage.device.type == "cuda"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._storage.device.type == "meta"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._storage.device.type == "cpu"
+
+    def is_floating_point(self) -> bool:
+        return self._storage.dtype.is_floating_point
+
+    def get_device(self) -> int:
+        index = self._storage.device.index
+        return -1 if index is None else index
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """With no argument, the legacy type name (``'torch.FloatTensor'``); else a cast."""
+        if dtype is None:
+            return legacy_type_name(self)
+        if isinstance(dtype, str):
+            dtype = _dtype_from_type_name(dtype)
+        return self.to(dtype=dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(dtype=other.dtype)
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; a no-op returns self."""
+        device, dtype, copy = _parse_to(self, args, kwargs)
+        if device == self.device and (dtype is None or dtype is self.dtype) and not copy:
+            return self
+        from .ops.conversion import to_copy
+
+        return to_copy(self, device=device, dtype=dtype)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        return self.to(as_device(device if device is not None else "cuda"))
+
+    def float(self) -> Tensor:
+        return self.to(dtype=_dtype.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dtype=_dtype.float64)
+
+    def half(self) -> Tensor:
+        return self.to(dtype=_dtype.float16)
+
+    def long(self) -> Tensor:
+        return self.to(dtype=_dtype.int64)
+
+    def int(self) -> Tensor:
+        return self.to(dtype=_dtype.int32)
+
+    def short(self) -> Tensor:
+        return self.to(dtype=_dtype.int16)
+
+    def char(self) -> Tensor:
+        return self.to(dtype=_dtype.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(dtype=_dtype.uint8)
+
+    def bool(self) -> Tensor:
+        return self.to(dtype=_dtype.bool)
+
+    # values -----------------------------------------------------------------------------------
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._array.reshape(()).item() if self._array.shape else self._array.item()
+
+    def tolist(self):
+        return self._storage.backend.to_numpy(self._array).tolist()
+
+    def numpy(self, *, force: bool = False):
+        """The data as a numpy array that shares memory (CPU tensors that need no grad)."""
+        if self._storage.device.type != "cpu":
+            if not force:
+                raise TypeError(
+                    f"can't convert {self._storage.device.type} device type tensor to numpy. Use "
+                    "Tensor.cpu() to copy the tensor to host memory first."
+                )
+            return self._storage.backend.to_numpy(self._array)
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._array
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.detach().numpy(force=True) if self._storage.device.type == "cpu" else self.numpy(force=True)
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._array.__dlpack__(**({"stream": stream} if stream is not None else {}))
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._storage.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    def __iter__(self):
+        if not self._array.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reversed__(self):
+        return iter(reversed(self.unbind(0)))
+
+    def __contains__(self, element) -> bool:
+        return bool((self == element).any())
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("minitorch tensors are not picklable; use minitorch.save (a safe format)")
+
+    def __deepcopy__(self, memo):
+        result = self.detach().clone()
+        if self._requires_grad and self.grad_fn is None:
+            result.requires_grad_(True)
+        if self._meta is not None and self._meta.grad is not None:
+            result._autograd_meta().grad = self._meta.grad.clone()
+        memo[id(self)] = result
+        return result
+
+    # aliases -----------------------------------------------------------------------------------
+    def _alias(self) -> Tensor:
+        """Same storage, same geometry, no autograd history."""
+        t = object.__new__(Tensor)
+        t._array = self._array
+        t._storage = self._storage
+        t._offset = self._offset
+        t._requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._meta = None
+        return t
+
+    def _view(self, size, stride, offset) -> Tensor:
+        """A tensor over this tensor's storage with the given geometry (no autograd)."""
+        storage = self._storage
+        t = object.__new__(Tensor)
+        t._array = storage.backend.as_strided(storage.data, size, stride, offset)
+        t._storage = storage
+        t._offset = offset
+        t._requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._meta = None
+        return t
+
+    def detach(self) -> Tensor:
+        """A tensor sharing storage (and version counter) with no history."""
+        return self._alias()
+
+    def detach_(self) -> Tensor:
+        if self._meta is not None and self._meta.base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP), this likely means that you are modifying a view of a tensor that requires grad."
+            )
+        self.grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The values without history. Deliberately shares the version counter (see docs/autograd.md):
+        writes through ``.data`` are then caught by backward instead of giving wrong gradients."""
+        return self._alias()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._array = value._array
+        self._storage = value._storage
+        self._offset = value._offset
+
+    # autograd ----------------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad and not self._storage.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        meta = self._meta
+        if self.grad_fn is not None and (meta is None or not meta.retains_grad):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+                "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+                "instead. See github.com/pytorch/pytorch/pull/30531 for more informations.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return None if meta is None else meta.grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.shape != self.shape and not value.is_sparse:
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
+            if value.device != self.device:
+                raise RuntimeError(f"assigned grad has data located on a different device: {value.device} vs {self.device}")
+        self._autograd_meta().grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._meta is not None and self._meta.retains_grad and self.grad_fn is not None
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        import weakref
+
+        meta = self._autograd_meta()
+        meta.retains_grad = True
+        node = self.grad_fn
+        if node._retain_grad_tensors is None:
+            node._retain_grad_tensors = {}
+        node._retain_grad_tensors[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            meta = self._autograd_meta()
+            meta.hooks, handle = add_hook(meta.hooks, hook)
+            return handle
+        node = self.grad_fn
+        if node._tensor_pre_hooks is None:
+            node._tensor_pre_hooks = {}
+        per_output, handle = add_hook(node._tensor_pre_hooks.get(self._output_nr), hook)
+        node._tensor_pre_hooks[self._output_nr] = per_output
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after a leaf's ``.grad`` was updated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        meta = self._autograd_meta()
+        meta.post_accumulate_hooks, handle = add_hook(meta.post_accumulate_hooks, hook)
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    @property
+    def _base(self) -> Tensor | None:
+        return None if self._meta is None else self._meta.base
+
+    def _is_view(self) -> bool:
+        return self._meta is not None and self._meta.base is not None
+
+    def is_inference(self) -> bool:
+        return self._meta is not None and self._meta.is_inference
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def name(self):
+        return None if self._meta is None else self._meta.name
+
+    def _add_in_place(self, other: Tensor) -> None:
+        """``self += other`` on the data, for gradient accumulation (no graph, bumps the version)."""
+        xp = self._storage.backend.xp
+        xp.add(self._array, other._array, out=self._array)
+        self._storage.version += 1
+
+
+# helpers ------------------------------------------------------------------------------------------
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """A possibly negative dim as an index in ``range(ndim)`` (0-d tensors accept -1 and 0)."""
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
+    return dim + bound if dim < 0 else dim
+
+
+def from_array(array, backend, device) -> Tensor:
+    """A new tensor owning a fresh backend array (the result of a kernel)."""
+    buffer, array = backend.buffer_of(array)
+    t = object.__new__(Tensor)
+    t._array = array
+    t._storage = Storage(buffer, backend, device, backend.dtype_of(array))
+    t._offset = 0
+    t._requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._meta = None
+    if grad_mode.state.inference:
+        t._autograd_meta().is_inference = True
+    return t
+
+
+_LEGACY_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+    "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+
+def legacy_type_name(t: Tensor) -> str:
+    """PyTorch's legacy names (``torch.FloatTensor``), kept verbatim so ported scripts compare equal."""
+    prefix = "torch.cuda." if t.is_cuda else "torch."
+    return prefix + _LEGACY_NAMES.get(t.dtype.name, t.dtype.name)
+
+
+def _dtype_from_type_name(name: str):
+    short = name.rsplit(".", 1)[-1]
+    for dname, legacy in _LEGACY_NAMES.items():
+        if legacy == short:
+            return _dtype.DTYPES_BY_NAME[dname]
+    raise ValueError(f"invalid type: '{name}'")
+
+
+def _parse_to(t: Tensor, args, kwargs) -> tuple[Any, Any, bool]:
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, int)) or type(arg).__name__ == "device":
+            device = arg
+        elif isinstance(arg, bool):
+            copy = arg
+    device = t.device if device is None else as_device(device)
+    if device.type == "cuda" and device.index is None:
+        from .backends import backend_for
+
+        device = backend_for(device).normalize(device)
+    return device, dtype, copy

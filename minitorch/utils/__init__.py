@@ -1,0 +1,1 @@
+"""minitorch.utils."""
