@@ -1,1 +1,0 @@
-"""minitorch.nn.functional (in progress)."""
