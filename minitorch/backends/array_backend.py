@@ -12,6 +12,7 @@ class ArrayBackend(Backend):
 
     def __init__(self, xp):
         self.xp = xp
+        self.ndarray = xp.ndarray
         self._to_array_dtype = {d: xp.dtype(d.name) for d in _dtype.ALL_DTYPES}
         self._from_array_dtype = {v: k for k, v in self._to_array_dtype.items()}
         self._from_array_dtype.update({v.char: k for k, v in self._to_array_dtype.items()})
@@ -37,6 +38,8 @@ class ArrayBackend(Backend):
         return None
 
     def buffer_of(self, array):
+        if not isinstance(array, self.ndarray):  # numpy ufuncs return scalars for 0-d inputs
+            array = self.xp.asarray(array)
         buffer = self.contiguous_buffer(array)
         if buffer is not None:
             return buffer, array

@@ -200,6 +200,7 @@ class MetaBackend(ArrayBackend):
     def __init__(self):
         super().__init__(np)
         self.xp = _MetaModule()
+        self.ndarray = MetaArray
         self._device = device("meta")
 
     def normalize(self, dev):
