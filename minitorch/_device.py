@@ -20,8 +20,8 @@ class device:
             return type
         if not isinstance(type, str):
             raise TypeError(f"device(): expected a string like 'cuda:0', got {type!r}")
-        kind, _, idx = type.partition(":")
-        if idx:
+        kind, sep, idx = type.partition(":")
+        if sep:
             if index is not None:
                 raise RuntimeError(f"device(): type {type!r} already has an index")
             if not idx.isdigit():

@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+import os
+
 from . import _dtype
 from ._device import CPU, device
+from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401 - re-exported as minitorch.*
 from .backends import backend_for
 from .tensor import Tensor
+
+_num_threads: int | None = None  # what set_num_threads asked for, when no BLAS pool can be queried
 
 
 def set_num_threads(n: int) -> None:
     """Limit the BLAS/OpenMP threads numpy's kernels use (through threadpoolctl)."""
-    if n < 1:
+    global _num_threads
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {n}")
-    backend_for(CPU).set_num_threads(n)
+    _num_threads = n
+    try:
+        backend_for(CPU).set_num_threads(n)
+    except ImportError:  # threadpoolctl missing: nothing to limit, remember the request
+        pass
 
 
 def get_num_threads() -> int:
-    return backend_for(CPU).get_num_threads()
+    """The threads of the BLAS pool (or the last ``set_num_threads`` value, or the CPU count)."""
+    try:
+        return backend_for(CPU).get_num_threads()
+    except ImportError:
+        return _num_threads if _num_threads is not None else (os.cpu_count() or 1)
 
 
 def result_type(tensor1, tensor2) -> _dtype.dtype:

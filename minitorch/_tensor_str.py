@@ -1,71 +1,142 @@
-"""``repr(tensor)`` in PyTorch's format: aligned columns, 4 decimals or scientific notation,
-``...`` summaries above 1000 elements, and dtype/device/grad annotations when they differ."""
+"""``repr(tensor)`` in PyTorch's format (a port of ``torch/_tensor_str.py``).
+
+One formatter is chosen for all printed elements so columns line up: integers as they are, floats
+with ``precision`` decimals, or in scientific notation when the magnitudes span more than three
+orders or leave [1e-4, 1e8]. Tensors above ``threshold`` elements print only ``edgeitems`` at each
+edge. dtype, device and autograd state are appended when they differ from the defaults.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
+from collections.abc import Iterator
+from typing import Any
 
 from . import _dtype
 
-THRESHOLD, EDGE_ITEMS, LINE_WIDTH, PRECISION = 1000, 3, 80, 4
+
+@dataclasses.dataclass
+class _PrinterOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None
+
+
+PRINT_OPTS = _PrinterOptions()
+
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """Set how tensors print (PyTorch's options; ``sci_mode=None`` means automatic)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions(): unknown profile {profile!r}; expected one of {list(_PROFILES)}")
+        for key, value in _PROFILES[profile].items():
+            setattr(PRINT_OPTS, key, value)
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict[str, Any]:
+    """The current print options as a dict (keys as in ``set_printoptions``)."""
+    return dataclasses.asdict(PRINT_OPTS)
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs) -> Iterator[None]:
+    """``with printoptions(precision=2): ...`` sets options for the block, then restores them."""
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
 
 
 class _Formatter:
-    """Chooses one format for all elements so columns line up (PyTorch's _Formatter)."""
+    """Chooses one format for all elements so columns line up (PyTorch's ``_Formatter``)."""
 
     def __init__(self, values: list, floating: bool):
         self.floating = floating
         self.int_mode = True
         self.sci_mode = False
-        self.width = 1
+        self.max_width = 1
+        precision = PRINT_OPTS.precision
         if not floating:
-            self.width = max((len(str(v)) for v in values), default=1)
+            self.max_width = max((len(str(v)) for v in values), default=1)
             return
-        finite = [v for v in values if math.isfinite(v)]
-        self.width = max((len(str(v)) for v in values if not math.isfinite(v)), default=1)
+        finite = [v for v in values if math.isfinite(v) and v != 0]
         if not finite:
             return
-        self.int_mode = all(v == math.floor(v) for v in finite)
-        magnitudes = [abs(v) for v in finite if v != 0]
+        magnitudes = [abs(v) for v in finite]
+        big, small = max(magnitudes), min(magnitudes)
+        self.int_mode = all(v == math.ceil(v) for v in finite)
         if self.int_mode:
-            if magnitudes and max(magnitudes) > 1e8:
-                self.sci_mode, self.int_mode = True, False
+            if big / small > 1000.0 or big > 1.0e8:
+                self.sci_mode = True
+                self.max_width = max(len(f"{v:.{precision}e}") for v in finite)
             else:
-                self.width = max(self.width, max(len(f"{v:.0f}.") for v in finite))
-                return
-        if magnitudes:
-            big, small = max(magnitudes), min(magnitudes)
-            self.sci_mode = big / small > 1000.0 or big > 1e8 or small < 1e-4
-        fmt = f"{{:.{PRECISION}e}}" if self.sci_mode else f"{{:.{PRECISION}f}}"
-        self.width = max(self.width, max(len(fmt.format(v)) for v in finite))
-
-    def format(self, v) -> str:
-        if not self.floating:
-            text = str(v)
-        elif not math.isfinite(v):
-            text = str(v)
-        elif self.int_mode:
-            text = f"{v:.0f}."
-        elif self.sci_mode:
-            text = f"{v:.{PRECISION}e}"
+                self.max_width = max(len(f"{v:.0f}") + 1 for v in finite)
+        elif big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4:
+            self.sci_mode = True
+            self.max_width = max(len(f"{v:.{precision}e}") for v in finite)
         else:
-            text = f"{v:.{PRECISION}f}"
-        return text.rjust(self.width)
+            self.max_width = max(len(f"{v:.{precision}f}") for v in finite)
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
+
+    def format(self, value) -> str:
+        if not self.floating:
+            text = str(value)
+        elif self.sci_mode:
+            text = f"{value:{self.max_width}.{PRINT_OPTS.precision}e}"
+        elif self.int_mode:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = f"{value:.{PRINT_OPTS.precision}f}"
+        return (self.max_width - len(text)) * " " + text
 
 
-def _summarize(array, summarize: bool):
-    """Nested lists of the values to print (edges only when summarizing)."""
+def _values(array, summarize: bool):
+    """Nested Python lists of the values to print; ``...`` marks the summarized middle of a dim."""
     if array.ndim == 0:
         return array.item()
-    n = array.shape[0]
-    if summarize and n > 2 * EDGE_ITEMS:
-        return [_summarize(array[i], summarize) for i in range(EDGE_ITEMS)] + [Ellipsis] + [
-            _summarize(array[i], summarize) for i in range(n - EDGE_ITEMS, n)
-        ]
-    return [_summarize(array[i], summarize) for i in range(n)]
+    n, edge = array.shape[0], PRINT_OPTS.edgeitems
+    if summarize and array.ndim == 1 and not edge:
+        return [Ellipsis]
+    if summarize and n > 2 * edge:
+        head = [_values(array[i], summarize) for i in range(edge)]
+        tail = [_values(array[i], summarize) for i in range(n - edge, n)]
+        return head + [Ellipsis] + tail
+    if array.ndim == 1:
+        return array.tolist()
+    return [_values(array[i], summarize) for i in range(n)]
 
 
-def _flatten(nested):
+def _flatten(nested) -> Iterator:
     if isinstance(nested, list):
         for item in nested:
             yield from _flatten(item)
@@ -73,48 +144,83 @@ def _flatten(nested):
         yield nested
 
 
-def _render(nested, fmt: _Formatter, indent: int, ndim: int) -> str:
-    if ndim == 1:
-        items = ["..." if v is Ellipsis else fmt.format(v) for v in nested]
-        per_line = max(1, (LINE_WIDTH - indent) // (fmt.width + 2))
-        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
-        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    separator = "," + "\n" * (ndim - 1) + " " * (indent + 1)
-    parts = ["..." if sub is Ellipsis else _render(sub, fmt, indent + 1, ndim - 1) for sub in nested]
-    return "[" + separator.join(parts) + "]"
-
-
-def tensor_repr(t) -> str:
-    prefix = "tensor("
-    annotations = []
-    if t.is_meta:
-        body = "..."
+def _vector_str(values: list, indent: int, fmt: _Formatter) -> str:
+    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (fmt.max_width + 2))))
+    if values == [Ellipsis]:
+        items = ["..."]
     else:
-        array = t._storage.backend.to_numpy(t._array)
-        summarize = array.size > THRESHOLD
-        nested = _summarize(array, summarize)
-        floating = t.dtype.is_floating_point
-        values = list(_flatten(nested))
-        if t.dtype is _dtype.bool:
-            values = [bool(v) for v in values]
-        fmt = _Formatter([float(v) for v in values] if floating else values, floating)
-        if array.ndim == 0:
-            body = fmt.format(float(nested) if floating else nested).strip()
-        elif array.size == 0:
-            body = "[]"
-            annotations.append(f"size={tuple(array.shape)}") if array.ndim > 1 else None
+        items = [" ..." if v is Ellipsis else fmt.format(v) for v in values]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested_str(values, indent: int, fmt: _Formatter, ndim: int) -> str:
+    if ndim == 0:
+        return fmt.format(values)
+    if ndim == 1:
+        return _vector_str(values, indent, fmt)
+    parts = ["..." if sub is Ellipsis else _nested_str(sub, indent + 1, fmt, ndim - 1) for sub in values]
+    return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def _tensor_str(t, indent: int) -> str:
+    """The bracketed values of a tensor with at least one element."""
+    array = t._storage.backend.to_numpy(t._array)
+    summarize = array.size > PRINT_OPTS.threshold
+    nested = _values(array, summarize)
+    floating = t.dtype.is_floating_point
+    values = list(_flatten(nested)) if array.ndim else [nested]
+    fmt = _Formatter([float(v) for v in values] if floating else values, floating)
+    return _nested_str(nested, indent, fmt, array.ndim)
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """Append ``, suffix`` items, wrapping onto a new line when the line would pass ``linewidth``."""
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
         else:
-            body = _render(nested, fmt, len(prefix), array.ndim)
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t, tensor_contents: str | None = None) -> str:
+    """``repr(t)``: ``tensor([...], dtype=..., device=..., grad_fn=<...>)`` as PyTorch prints it."""
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    default_dtype = _dtype.get_default_dtype()
     if t.device.type != "cpu":
-        annotations.append(f"device='{t.device}'")
-    default_shown = (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+        suffixes.append(f"device='{t.device}'")
     if t.is_meta:
-        annotations.insert(0, f"size={tuple(t.shape)}")
-        annotations.append(f"dtype={t.dtype}")
-    elif t.dtype not in default_shown or (t.numel() == 0 and t.dtype is not _dtype.get_default_dtype()):
-        annotations.append(f"dtype={t.dtype}")
+        suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype is not default_dtype:
+            suffixes.append(f"dtype={t.dtype}")
+        body = "..."
+    elif t.numel() == 0:
+        if t.dim() != 1:
+            suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype is not default_dtype:
+            suffixes.append(f"dtype={t.dtype}")
+        body = "[]"
+    else:
+        if not PRINT_OPTS.edgeitems:
+            suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype not in (default_dtype, _dtype.int64, _dtype.bool):
+            suffixes.append(f"dtype={t.dtype}")
+        body = _tensor_str(t, indent)
+    if tensor_contents is not None:
+        body = tensor_contents
     if t.grad_fn is not None:
-        annotations.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
-        annotations.append("requires_grad=True")
-    return prefix + ", ".join([body] + annotations) + ")"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)
+
+
+__all__ = ["set_printoptions", "get_printoptions", "printoptions"]

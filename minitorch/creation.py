@@ -1,8 +1,15 @@
-"""Creating tensors: from data (tensor, as_tensor, from_numpy) and factories (zeros, arange, ...)."""
+"""Creating tensors: from data (tensor, as_tensor, from_numpy, from_dlpack) and factories
+(empty, zeros, ones, full, eye, arange, linspace, logspace, the ``*_like`` and ``Tensor.new_*`` forms).
+
+``tensor`` always copies; ``as_tensor``, ``from_numpy`` and ``from_dlpack`` share memory with their
+source when they can, so writes through either side show in the other (the seeds' zero-copy lesson).
+"""
 
 from __future__ import annotations
 
 import math
+import operator
+import warnings
 
 from . import _dtype
 from ._device import CPU, as_device
@@ -17,13 +24,22 @@ def _backend_and_device(device):
     return backend, backend.normalize(dev)
 
 
-def _shape(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (len(size) == 1 and hasattr(size[0], "__len__")):
+def _shape(size, name: str = "size") -> tuple:
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size([2, 3]))`` all mean shape (2, 3)."""
+    if len(size) == 1 and not isinstance(size[0], int) and hasattr(size[0], "__len__"):
         size = tuple(size[0])
-    shape = tuple(int(n) for n in size)
+    shape = []
+    for i, n in enumerate(size):
+        try:
+            shape.append(operator.index(n))
+        except TypeError:
+            raise TypeError(
+                f"{name}(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(n).__name__} at pos {i}"
+            ) from None
     if any(n < 0 for n in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
-    return shape
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
+    return tuple(shape)
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -32,64 +48,156 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
-def _contains_tensors(data) -> bool:
-    if isinstance(data, Tensor):
-        return True
-    if isinstance(data, (list, tuple)) and data:
-        return any(_contains_tensors(x) for x in data)
-    return False
+# tensor(): dtype inference --------------------------------------------------------------------
+
+
+def _is_typed_leaf(x) -> bool:
+    """Tensors and numpy/CuPy arrays or scalars inside a list carry their own dtype."""
+    return isinstance(x, Tensor) or (hasattr(x, "dtype") and hasattr(x, "shape"))
+
+
+def _walk_typed(data, found: list) -> None:
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            _walk_typed(x, found)
+    elif _is_typed_leaf(data):
+        found.append(data)
+
+
+def _leaf_dtype(x, cpu) -> _dtype.dtype:
+    if isinstance(x, Tensor):
+        return x.dtype
+    if hasattr(x, "dtype") and hasattr(x, "shape"):
+        return cpu.dtype_of(x)  # numpy/CuPy arrays and numpy scalars
+    return _dtype.scalar_dtype(x)
+
+
+def _infer_nested_dtype(data, cpu) -> _dtype.dtype | None:
+    """PyTorch's rule for sequences: promote the dtypes of all leaves (floats count as the default)."""
+    result = None
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+            continue
+        try:
+            d = _leaf_dtype(x, cpu)
+        except TypeError:
+            return None  # let numpy's conversion report the bad element
+        result = d if result is None else _dtype.promote_types(result, d)
+    return result
 
 
 def _to_python(data):
+    """Nested lists of Python scalars: tensors inside a list must hold exactly one element."""
     if isinstance(data, Tensor):
-        return data.tolist()
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
     if isinstance(data, (list, tuple)):
         return [_to_python(x) for x in data]
+    if hasattr(data, "tolist"):
+        return data.tolist()
     return data
 
 
-def _infer_dtype(array, backend, data) -> _dtype.dtype:
-    """Python floats become the default dtype; numpy arrays keep theirs."""
-    inferred = backend.dtype_of(array)
-    if inferred is _dtype.float64 and not hasattr(data, "dtype"):
-        return _dtype.get_default_dtype()
-    return inferred
+def _ragged_message(data) -> str | None:
+    """PyTorch's message for a ragged nested list: the first dim where lengths disagree."""
+
+    def sizes(x):
+        out = []
+        while isinstance(x, (list, tuple)):
+            out.append(len(x))
+            if not x:
+                break
+            x = x[0]
+        return out
+
+    expected = sizes(data)
+
+    def check(x, dim):
+        if dim >= len(expected):
+            return f"expected a number at dim {dim} (got a sequence)" if isinstance(x, (list, tuple)) else None
+        if not isinstance(x, (list, tuple)):
+            return f"expected sequence of length {expected[dim]} at dim {dim} (got {type(x).__name__})"
+        if len(x) != expected[dim]:
+            return f"expected sequence of length {expected[dim]} at dim {dim} (got {len(x)})"
+        for item in x:
+            message = check(item, dim + 1)
+            if message:
+                return message
+        return None
+
+    return check(data, 0)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A new tensor that copies ``data`` (nested lists, scalars, numpy/CuPy arrays, tensors)."""
+    """A new tensor that copies ``data`` (nested lists, scalars, numpy/CuPy arrays, tensors).
+
+    Without ``dtype``: Python floats give the default dtype, ints ``int64``, bools ``bool``; arrays
+    and tensors keep theirs, and a list mixing them promotes (PyTorch's inference)."""
     if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
         result = data.detach().to(device=device or data.device, dtype=dtype or data.dtype, copy=True)
         return _finish(result, requires_grad)
     backend, dev = _backend_and_device(device)
     cpu = backend_for(CPU)
-    if _contains_tensors(data):
-        data = _to_python(data)
-    if backend.is_native_array(data):
+    if isinstance(data, str) or (isinstance(data, (list, tuple)) and _has_strings(data)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__ if isinstance(data, str) else 'str'}'")
+    target = dtype
+    if isinstance(data, (list, tuple)):
+        typed: list = []
+        _walk_typed(data, typed)
+        if typed:
+            target = target or _infer_nested_dtype(data, cpu)
+            data = _to_python(data)
+    if backend.is_native_array(data) and backend is not cpu:
         array = data
     elif cpu.is_native_array(data) or not hasattr(data, "__dlpack__"):
         try:
             array = cpu.asarray(data)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"tensor(): could not build a tensor from {type(data).__name__}: {exc}") from None
+            message = _ragged_message(data) if isinstance(data, (list, tuple)) else None
+            raise ValueError(message or f"tensor(): could not convert {type(data).__name__}: {exc}") from None
         if array.dtype.kind not in "biuf":
             raise TypeError(f"tensor(): can't convert data of type {array.dtype} (expected numbers or bools)")
     else:
         array = backend.from_dlpack(data)
-    target = dtype or _infer_dtype(array, cpu if cpu.is_native_array(array) else backend, data)
+    if target is None:
+        target = backend.dtype_of(array) if backend.is_native_array(array) else cpu.dtype_of(array)
+        if target is _dtype.float64 and not hasattr(data, "dtype"):
+            target = _dtype.get_default_dtype()  # Python floats
     if cpu.is_native_array(array) and backend is not cpu:
         array = backend.from_numpy(array)
     array = array.astype(backend.array_dtype(target), copy=True)
     return _finish(from_array(array, backend, dev), requires_grad)
 
 
+def _has_strings(data) -> bool:
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            return True
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+    return False
+
+
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but shares memory with ``data`` when dtype and device allow."""
+    """Like ``tensor`` but shares memory with ``data`` (a tensor or array) when dtype and device allow."""
     if isinstance(data, Tensor):
-        return data.to(device=device or data.device, dtype=dtype or data.dtype)
+        return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
     backend, dev = _backend_and_device(device)
-    if backend.is_native_array(data) and (dtype is None or backend.dtype_of(data) is dtype):
-        return _wrap_shared(data, backend, dev)
+    if backend.is_native_array(data):
+        shared = _wrap_shared(data, backend, dev)
+        return shared if dtype is None or shared.dtype is dtype else shared.to(dtype=dtype)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -98,17 +206,13 @@ def from_numpy(ndarray) -> Tensor:
     cpu = backend_for(CPU)
     if not cpu.is_native_array(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError(
-            "At least one stride in the given numpy array is negative, and tensors with negative strides are "
-            "not currently supported. (You can probably work around this by making a copy of your array "
-            " with array.copy().) "
-        )
     return _wrap_shared(ndarray, cpu, CPU)
 
 
 def from_dlpack(ext_tensor) -> Tensor:
     """Zero-copy import of any DLPack producer (numpy, CuPy, PyTorch, JAX, ...)."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor.detach()
     kind, index = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (1, 0)
     dev = CPU if int(kind) == 1 else as_device(f"cuda:{int(index)}")
     backend = backend_for(dev)
@@ -116,12 +220,35 @@ def from_dlpack(ext_tensor) -> Tensor:
 
 
 def _wrap_shared(array, backend, dev) -> Tensor:
-    buffer, wrapped = backend.buffer_of(array)
-    if wrapped is not array:  # overlapping or gapped strides: numpy could not be wrapped in place
-        raise ValueError("from_numpy: the array's memory has gaps or overlaps; pass array.copy()")
+    """A tensor whose ``_array`` is ``array`` itself, over a 1-D buffer spanning its memory."""
+    itemsize = array.itemsize
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are "
+            "not currently supported. (You can probably work around this by making a copy of your array "
+            " with array.copy().) "
+        )
+    if any(s % itemsize for s in array.strides):
+        raise ValueError(
+            f"given numpy array strides not a multiple of the element byte size ({itemsize}). "
+            "Copy the numpy array to reallocate the memory."
+        )
+    dtype = backend.dtype_of(array)
+    if hasattr(array, "flags") and getattr(array.flags, "writeable", True) is False:
+        warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This "
+            "means writing to this tensor will result in undefined behavior.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if array.flags.c_contiguous:
+        buffer = array.reshape(-1)
+    else:
+        span = 0 if array.size == 0 else 1 + sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides))
+        buffer = backend.span_buffer(array, span)
     t = object.__new__(Tensor)
     t._array = array
-    t._storage = Storage(buffer, backend, dev, backend.dtype_of(array))
+    t._storage = Storage(buffer, backend, dev, dtype)
     t._offset = 0
     t._requires_grad = False
     t.grad_fn = None
@@ -133,91 +260,168 @@ def _wrap_shared(array, backend, dev) -> Tensor:
 # factories ---------------------------------------------------------------------------------------
 
 
-def _factory(make, size, dtype, device, requires_grad, default=None):
+def _factory(make, size, dtype, device, requires_grad, name):
     backend, dev = _backend_and_device(device)
-    dtype = dtype or default or _dtype.get_default_dtype()
-    return _finish(from_array(make(backend, _shape(size), dtype), backend, dev), requires_grad)
+    dtype = dtype or _dtype.get_default_dtype()
+    return _finish(from_array(make(backend, _shape(size, name), dtype), backend, dev), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, memory_format=None, out=None) -> Tensor:
-    return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad)
+def empty(*size,
+          dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, memory_format=None) -> Tensor:
+    """Uninitialized memory (whatever the allocator returns)."""
+    return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty")
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
-    return _factory(lambda b, s, d: b.zeros(s, d), size, dtype, device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+    return _factory(lambda b, s, d: b.zeros(s, d), size, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
-    return _factory(lambda b, s, d: b.full(s, 1, d), size, dtype, device, requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+    return _factory(lambda b, s, d: b.full(s, 1, d), size, dtype, device, requires_grad, "ones")
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
+def _scalar(value):
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+    """Every element ``fill_value``; without ``dtype`` a bool/int/float value gives bool/int64/default."""
+    fill_value = _scalar(fill_value)
     if dtype is None:
-        dtype = _dtype.scalar_dtype(fill_value) if isinstance(fill_value, (bool, int, float)) else None
-    return _factory(lambda b, s, d: b.full(s, fill_value, d), (tuple(size),), dtype, device, requires_grad)
+        dtype = _dtype.scalar_dtype(fill_value)
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _factory(lambda b, s, d: b.full(s, fill_value, d), (size,), dtype, device, requires_grad, "full")
 
 
-def _like(input: Tensor, dtype, device):
-    return dtype or input.dtype, device or input.device
+def _like(input: Tensor, make, dtype, device, requires_grad):
+    """A new tensor shaped like ``input``; like PyTorch's preserve_format, a dense permuted layout
+    (e.g. ``x.t()``) is kept, so ``empty_like(x.t()).stride() == x.t().stride()``."""
+    dtype = dtype or input.dtype
+    backend, dev = _backend_and_device(device if device is not None else input.device)
+    shape, order = input.shape, _dense_order(input)
+    if order is None:
+        array = make(backend, tuple(shape), dtype)
+    else:
+        array = make(backend, tuple(shape[d] for d in order), dtype)
+        inverse = sorted(range(len(order)), key=order.__getitem__)
+        array = array.transpose(inverse)
+    return _finish(from_array(array, backend, dev), requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    dtype, device = _like(input, dtype, device)
-    return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+def _dense_order(t: Tensor) -> list | None:
+    """The dims from outermost to innermost when ``t`` is dense, non-overlapping and not row-major."""
+    if t.is_contiguous() or t.dim() < 2:
+        return None
+    strides, shape = t.stride(), t.shape
+    order = sorted(range(t.dim()), key=lambda d: -strides[d])
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != expected:
+            return None
+        expected *= shape[d]
+    return order
 
 
-def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    dtype, device = _like(input, dtype, device)
-    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty_like(input: Tensor,
+               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
+    return _like(input, lambda b, s, d: b.empty(s, d), dtype, device, requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    dtype, device = _like(input, dtype, device)
-    return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+def zeros_like(input: Tensor,
+               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
+    return _like(input, lambda b, s, d: b.zeros(s, d), dtype, device, requires_grad)
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    dtype, device = _like(input, dtype, device)
-    return full(input.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+def ones_like(input: Tensor,
+              *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
+    return _like(input, lambda b, s, d: b.full(s, 1, d), dtype, device, requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None) -> Tensor:
+    fill_value = _scalar(fill_value)
+    return _like(input, lambda b, s, d: b.full(s, fill_value, d), dtype, device, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
+    """``[start, end)`` in steps of ``step``: ``ceil((end - start) / step)`` elements, each
+    ``start + i * step`` (so float steps behave as in PyTorch). int64 unless an argument is a float."""
     if end is None:
         start, end = 0, start
-    start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    start, end, step = (_scalar(x) for x in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
+    if not all(math.isfinite(x) for x in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    integral = all(isinstance(x, int) for x in (start, end, step))
     if dtype is None:
-        dtype = _dtype.int64 if all(isinstance(x, int) for x in (start, end, step)) else _dtype.get_default_dtype()
+        dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
     backend, dev = _backend_and_device(device)
-    count = max(0, math.ceil((end - start) / step))
     xp = backend.xp
-    array = (xp.arange(count, dtype=backend.array_dtype(_dtype.float64)) * step + start) if dtype.is_floating_point else (
-        xp.arange(start, end, step, dtype=backend.array_dtype(_dtype.int64))
-    )
+    if integral:
+        count = max(0, -((start - end) // step))
+        array = xp.arange(count, dtype=backend.array_dtype(_dtype.int64)) * step + start
+    else:
+        count = max(0, math.ceil((end - start) / step))
+        array = xp.arange(count, dtype=backend.array_dtype(_dtype.float64)) * step + start
     return _finish(from_array(array.astype(backend.array_dtype(dtype)), backend, dev), requires_grad)
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def _linear_values(backend, start, end, steps: int, compute):
+    """PyTorch's linspace kernel: ``start + i*step`` for the first half, ``end - (steps-1-i)*step``
+    for the second (so both ends are exact), evaluated in ``compute``."""
+    xp = backend.xp
+    array_dtype = backend.array_dtype(compute)
+    index = xp.arange(steps, dtype=array_dtype)
+    if steps == 1:
+        return xp.full((1,), start, dtype=array_dtype)
+    start_v, end_v = xp.asarray(start, dtype=array_dtype), xp.asarray(end, dtype=array_dtype)
+    step = (end_v - start_v) / (steps - 1)
+    return xp.where(index < steps // 2, start_v + step * index, end_v - step * (steps - 1 - index))
+
+
+def _check_steps(name: str, steps) -> int:
+    steps = operator.index(_scalar(steps))
+    if steps < 0:
+        raise RuntimeError(f"{name}(): number of steps must be non-negative")
+    return steps
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    steps = _check_steps("linspace", steps)
+    start, end = float(_scalar(start)), float(_scalar(end))
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
-    array = backend.xp.linspace(float(start), float(end), int(steps)).astype(backend.array_dtype(dtype))
+    compute = dtype if dtype.is_floating_point else _dtype.float64
+    array = _linear_values(backend, start, end, steps, compute).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None, requires_grad=False,
+             layout=None) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    steps = _check_steps("logspace", steps)
+    start, end = float(_scalar(start)), float(_scalar(end))
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
-    array = backend.xp.logspace(float(start), float(end), int(steps), base=base).astype(backend.array_dtype(dtype))
+    exponents = _linear_values(backend, start, end, steps, _dtype.float64)
+    array = backend.xp.power(float(base), exponents).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
+    """An ``n x m`` matrix with ones on the diagonal."""
+    m = n if m is None else m
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
-    array = backend.xp.eye(n, m if m is not None else n, dtype=backend.array_dtype(dtype))
+    array = backend.xp.eye(n, m, dtype=backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 
 
@@ -227,27 +431,32 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Ten
 
 # Tensor.new_* use the tensor's dtype and device by default.
 def _new_factory(factory):
-    def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        device = device if device is not None else self.device
+        return factory(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
-    method.__name__ = "new_" + factory.__name__
+    method.__name__ = method.__qualname__ = "new_" + factory.__name__
+    method.__doc__ = f"``{factory.__name__}`` with this tensor's dtype and device as defaults."
     return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    device = device if device is not None else self.device
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    device = device if device is not None else self.device
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 Tensor.new_empty = _new_factory(empty)
 Tensor.new_zeros = _new_factory(zeros)
 Tensor.new_ones = _new_factory(ones)
-
-
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
-def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
 Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
 
-__all__ = ['tensor', 'as_tensor', 'from_numpy', 'from_dlpack', 'empty', 'zeros', 'ones', 'full', 'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace', 'eye', 'scalar_tensor']
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+    "ones_like", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",
+]

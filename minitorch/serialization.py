@@ -1,3 +1,403 @@
-"""(in progress)"""
+"""``save`` / ``load``: tensors and containers in a safe, documented file format.
 
-__all__: list = []
+PyTorch pickles, so loading an untrusted checkpoint can run code. minitorch never pickles: a file is
+a zip archive holding a JSON manifest (the object tree, one record per tensor and per storage) and
+one raw little-endian buffer per storage. Loading parses JSON and copies bytes, validates every
+size, stride and offset against its buffer, and never imports or calls anything the file names.
+Views of one storage are saved once and load as views of one storage. See docs/serialization.md.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import zipfile
+from collections import OrderedDict
+from typing import Any
+
+from . import _dtype
+from ._device import CPU, device
+from .backends import backend_for
+from .storage import TypedStorage, UntypedStorage
+from .tensor import Size, Tensor, from_array
+
+FORMAT = "minitorch.save"
+VERSION = 1
+MANIFEST = "minitorch.json"
+MAX_DEPTH = 100  # nesting of containers; state dicts need a handful
+MAX_MANIFEST_BYTES = 256 * 2**20
+MAX_DIMS = 64
+
+
+class SerializationError(RuntimeError):
+    """A file that is not a valid minitorch save file (corrupt, truncated, foreign, or malicious)."""
+
+
+# saving ----------------------------------------------------------------------------------------
+
+
+class _Writer:
+    """Collects the storages the object tree refers to, each once."""
+
+    def __init__(self):
+        self.storage_ids: dict[int, int] = {}
+        self.storages: list = []
+        self.active: set[int] = set()
+
+    def encode(self, obj, depth: int = 0):
+        if obj is None or isinstance(obj, (bool, int, str)):
+            return obj
+        if isinstance(obj, float):
+            return obj if math.isfinite(obj) else {"$float": repr(obj)}
+        if isinstance(obj, Tensor):
+            return {"$tensor": self.tensor(obj)}
+        if isinstance(obj, _dtype.dtype):
+            return {"$dtype": obj.name}
+        if isinstance(obj, device):
+            return {"$device": str(obj)}
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"minitorch.save: containers nested deeper than {MAX_DEPTH} levels")
+        if not isinstance(obj, (list, tuple, dict)):
+            raise TypeError(
+                f"minitorch.save: cannot save an object of type {type(obj).__module__}.{type(obj).__qualname__}. "
+                "The safe format holds tensors, dtypes, devices and (nested) dict/OrderedDict/list/tuple of "
+                "str/int/float/bool/None; save model.state_dict() rather than the model."
+            )
+        if id(obj) in self.active:
+            raise ValueError("minitorch.save: the object contains itself (a reference cycle)")
+        self.active.add(id(obj))
+        try:
+            if isinstance(obj, Size):
+                return {"$size": list(obj)}
+            if isinstance(obj, list):
+                return [self.encode(x, depth + 1) for x in obj]
+            if isinstance(obj, tuple):
+                return {"$tuple": [self.encode(x, depth + 1) for x in obj]}
+            tag = "$odict" if isinstance(obj, OrderedDict) else "$dict"
+            return {tag: [[self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in obj.items()]}
+        finally:
+            self.active.discard(id(obj))
+
+    def tensor(self, t: Tensor) -> dict:
+        if t.layout is not _strided() or t.is_quantized:
+            raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the safe format")
+        storage = t._storage
+        index = self.storage_ids.get(id(storage))
+        if index is None:
+            index = self.storage_ids[id(storage)] = len(self.storages)
+            self.storages.append(storage)
+        record = {
+            "storage": index,
+            "size": list(t.shape),
+            "stride": list(t.stride()),
+            "storage_offset": t.storage_offset(),
+            "requires_grad": t.requires_grad,
+        }
+        if type(t).__name__ == "Parameter":
+            record["parameter"] = True
+        return record
+
+
+def _strided():
+    from .layout import strided
+
+    return strided
+
+
+def _storage_bytes(storage):
+    """The storage's elements as little-endian bytes (a zero-copy view when they already are)."""
+    array = storage.backend.to_numpy(storage.data)
+    little = array.dtype.newbyteorder("<")
+    if array.dtype != little:
+        array = array.astype(little)
+    if array.flags.c_contiguous:
+        return memoryview(array).cast("B")
+    return array.tobytes()
+
+
+def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True) -> None:
+    """Write ``obj`` (tensors inside nested dict/OrderedDict/list/tuple of Python scalars) to a path
+    or a binary file object. ``pickle_module``/``pickle_protocol`` exist for PyTorch compatibility:
+    minitorch never pickles."""
+    if pickle_module is not None:
+        raise ValueError("minitorch.save never pickles (its format is safe to load); pickle_module must be None")
+    writer = _Writer()
+    root = writer.encode(obj)
+    storages = []
+    for storage in writer.storages:
+        storages.append({"dtype": storage.dtype.name, "numel": len(storage), "device": str(storage.device)})
+    manifest = {"format": FORMAT, "version": VERSION, "byteorder": "little", "storages": storages, "object": root}
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as handle:
+            _write_zip(handle, manifest, writer.storages)
+    else:
+        _write_zip(f, manifest, writer.storages)
+
+
+def _write_zip(handle, manifest: dict, storages: list) -> None:
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        archive.comment = f"{FORMAT} v{VERSION}".encode()
+        archive.writestr(MANIFEST, json.dumps(manifest, allow_nan=False))
+        for index, storage in enumerate(storages):
+            if storage.device.type == "meta":
+                continue  # shape only: nothing to write
+            with archive.open(f"storages/{index}", "w", force_zip64=True) as member:
+                member.write(_storage_bytes(storage))
+
+
+# loading ---------------------------------------------------------------------------------------
+
+_PICKLE_PREFIXES = (b"\x80", b"(", b"c", b"]", b"}", b"K", b"J", b"N", b"I", b"S", b"V", b"X")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True, mmap: bool | None = None) -> Any:
+    """Read what ``save`` wrote. ``map_location`` (a device, a string, a ``{saved: target}`` dict, or
+    ``fn(storage, location)``) moves storages to another device. ``weights_only`` is accepted for
+    PyTorch compatibility; loading is always weights-only safe (no code from the file runs)."""
+    if pickle_module is not None:
+        raise ValueError("minitorch.load never unpickles (it would run code from the file); pickle_module must be None")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as handle:
+            return _load(handle, map_location, repr(os.fspath(f)))
+    if not hasattr(f, "read"):
+        raise TypeError(f"minitorch.load: expected a path or a binary file object, got {type(f).__name__}")
+    if isinstance(f, io.TextIOBase):
+        raise TypeError("minitorch.load: the file must be opened in binary mode ('rb')")
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    return _load(f, map_location, "the file object")
+
+
+def _load(handle, map_location, name: str):
+    start = handle.tell()
+    head = handle.read(4)
+    handle.seek(start)
+    if not isinstance(head, bytes):
+        raise TypeError("minitorch.load: the file must be opened in binary mode ('rb')")
+    if head[:2] != b"PK":
+        if head.startswith(_PICKLE_PREFIXES):
+            raise SerializationError(
+                f"minitorch.load: {name} looks like a pickle file (e.g. a legacy torch.save checkpoint). minitorch "
+                "never unpickles, because unpickling can execute arbitrary code from the file."
+            )
+        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (not a zip archive)")
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            return _read_archive(archive, map_location, name)
+    except zipfile.BadZipFile as exc:
+        raise SerializationError(f"minitorch.load: {name} is a corrupt or truncated archive ({exc})") from None
+
+
+def _read_archive(archive: zipfile.ZipFile, map_location, name: str):
+    names = set(archive.namelist())
+    if MANIFEST not in names:
+        if any(n.endswith("data.pkl") for n in names):
+            raise SerializationError(
+                f"minitorch.load: {name} is a PyTorch checkpoint (a pickle inside a zip). minitorch never "
+                "unpickles, because unpickling can execute arbitrary code from the file."
+            )
+        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (no {MANIFEST})")
+    if archive.getinfo(MANIFEST).file_size > MAX_MANIFEST_BYTES:
+        raise SerializationError(f"minitorch.load: the manifest of {name} is implausibly large")
+    try:
+        manifest = json.loads(archive.read(MANIFEST).decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise SerializationError(f"minitorch.load: the manifest of {name} is not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (wrong format tag)")
+    if manifest.get("version") != VERSION:
+        raise SerializationError(
+            f"minitorch.load: {name} has format version {manifest.get('version')!r}; this minitorch reads {VERSION}"
+        )
+    if manifest.get("byteorder") != "little":
+        raise SerializationError(f"minitorch.load: unsupported byte order {manifest.get('byteorder')!r}")
+    records = manifest.get("storages")
+    if not isinstance(records, list):
+        raise SerializationError("minitorch.load: the manifest has no storage table")
+    reader = _Reader(archive, records, map_location)
+    try:
+        return reader.decode(manifest.get("object"), 0)
+    except RecursionError:
+        raise SerializationError("minitorch.load: the object tree is nested too deeply") from None
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SerializationError(f"minitorch.load: {message}")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+class _Reader:
+    """Decodes the object tree; each storage is read (and validated) once, on first use."""
+
+    def __init__(self, archive, records: list, map_location):
+        self.archive = archive
+        self.records = records
+        self.map_location = map_location
+        self.bases: dict[int, Tensor] = {}
+
+    def decode(self, node, depth: int):
+        _check(depth <= MAX_DEPTH, f"containers nested deeper than {MAX_DEPTH} levels")
+        if node is None or isinstance(node, (bool, int, str)):
+            return node
+        if isinstance(node, float):
+            return node
+        if isinstance(node, list):
+            return [self.decode(x, depth + 1) for x in node]
+        _check(isinstance(node, dict) and len(node) == 1, f"malformed entry {str(node)[:80]!r}")
+        (tag, value), = node.items()
+        if tag == "$tensor":
+            return self.tensor(value)
+        if tag == "$tuple":
+            _check(isinstance(value, list), "malformed tuple")
+            return tuple(self.decode(x, depth + 1) for x in value)
+        if tag in ("$dict", "$odict"):
+            pairs_ok = isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value)
+            _check(pairs_ok, "malformed dict")
+            result = OrderedDict() if tag == "$odict" else {}
+            for key, item in value:
+                key = self.decode(key, depth + 1)
+                try:
+                    result[key] = self.decode(item, depth + 1)
+                except TypeError:
+                    raise SerializationError(f"minitorch.load: unhashable dict key {key!r}") from None
+            return result
+        if tag == "$float":
+            _check(value in ("nan", "inf", "-inf"), f"malformed float {value!r}")
+            return float(value)
+        if tag == "$size":
+            _check(isinstance(value, list) and all(_is_int(n) and n >= 0 for n in value), "malformed Size")
+            return Size(value)
+        if tag == "$dtype":
+            _check(value in _dtype.DTYPES_BY_NAME, f"unknown dtype {value!r}")
+            return _dtype.DTYPES_BY_NAME[value]
+        if tag == "$device":
+            return self.device(value)
+        raise SerializationError(f"minitorch.load: unknown entry type {tag!r}")
+
+    @staticmethod
+    def device(text) -> device:
+        _check(isinstance(text, str), f"malformed device {text!r}")
+        try:
+            return device(text)
+        except (RuntimeError, ValueError, TypeError) as exc:
+            raise SerializationError(f"minitorch.load: bad device {text!r} ({exc})") from None
+
+    def tensor(self, record) -> Tensor:
+        _check(isinstance(record, dict), "malformed tensor record")
+        index, size, stride = record.get("storage"), record.get("size"), record.get("stride")
+        offset, requires_grad = record.get("storage_offset"), record.get("requires_grad", False)
+        _check(_is_int(index) and 0 <= index < len(self.records), f"tensor refers to a missing storage {index!r}")
+        _check(isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride) <= MAX_DIMS,
+               "tensor size/stride are malformed")
+        _check(all(_is_int(n) and n >= 0 for n in size + stride) and _is_int(offset) and offset >= 0,
+               "tensor size, stride and storage_offset must be non-negative integers")
+        _check(isinstance(requires_grad, bool), "requires_grad must be a bool")
+        base = self.storage(index)
+        numel = len(base._storage)
+        if math.prod(size):
+            last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+            _check(last < numel, f"tensor of size {size}, stride {stride} and offset {offset} reads past the end "
+                                 f"of its storage of {numel} elements")
+        else:
+            _check(offset <= numel, f"storage_offset {offset} is past the end of a storage of {numel} elements")
+        t = base._view(tuple(size), tuple(stride), offset)
+        if requires_grad:
+            _check(t.dtype.is_floating_point, f"a {t.dtype} tensor cannot require grad")
+            t.requires_grad_(True)
+        if record.get("parameter"):
+            t = _as_parameter(t, requires_grad)
+        return t
+
+    def storage(self, index: int) -> Tensor:
+        """A 1-D tensor over storage ``index``'s data, on the device ``map_location`` picks."""
+        base = self.bases.get(index)
+        if base is not None:
+            return base
+        record = self.records[index]
+        _check(isinstance(record, dict), f"storage {index} is malformed")
+        dtype_name, numel = record.get("dtype"), record.get("numel")
+        _check(dtype_name in _dtype.DTYPES_BY_NAME, f"storage {index} has unknown dtype {dtype_name!r}")
+        _check(_is_int(numel) and numel >= 0, f"storage {index} has a bad element count {numel!r}")
+        dtype = _dtype.DTYPES_BY_NAME[dtype_name]
+        location = self.device(record.get("device"))
+        cpu = backend_for(CPU)
+        if location.type == "meta":
+            target = self.target(None, location)
+            _check(target.type == "meta", f"storage {index} was saved from a meta tensor and has no data; "
+                                          "load it with map_location='meta'")
+            meta = backend_for(target)
+            base = from_array(meta.empty((numel,), dtype), meta, target)
+        else:
+            array = self.read_array(index, dtype, numel)
+            target = self.target(from_array(array, cpu, CPU), location)
+            if target.type == "cuda":
+                _require_cuda()
+            backend = backend_for(target)
+            if backend is not cpu:
+                array = backend.from_numpy(array) if target.type != "meta" else backend.empty((numel,), dtype)
+            base = from_array(array, backend, backend.normalize(target))
+        self.bases[index] = base
+        return base
+
+    def read_array(self, index: int, dtype, numel: int):
+        name = f"storages/{index}"
+        try:
+            info = self.archive.getinfo(name)
+        except KeyError:
+            raise SerializationError(f"minitorch.load: the data of storage {index} is missing") from None
+        expected = numel * dtype.itemsize
+        _check(info.file_size == expected,
+               f"storage {index} should hold {expected} bytes ({numel} x {dtype}) but holds {info.file_size}")
+        raw = self.archive.read(name)
+        _check(len(raw) == expected, f"storage {index} is truncated")
+        cpu = backend_for(CPU)
+        if dtype is _dtype.bool:  # any nonzero byte is True (never reinterpret arbitrary bytes as bool)
+            return cpu.xp.frombuffer(raw, dtype=cpu.array_dtype(_dtype.uint8)) != 0
+        native = cpu.array_dtype(dtype)
+        return cpu.xp.frombuffer(raw, dtype=native.newbyteorder("<")).astype(native, copy=True)
+
+    def target(self, cpu_base: Tensor | None, location: device) -> device:
+        """Where ``map_location`` sends a storage saved at ``location``."""
+        where = self.map_location
+        if where is None:
+            return location
+        if isinstance(where, dict):
+            where = where.get(str(location), location)
+        elif callable(where) and not isinstance(where, (str, device)):
+            result = where(TypedStorage(cpu_base._storage) if cpu_base is not None else None, str(location))
+            if result is None:
+                return location
+            where = result.device if isinstance(result, (TypedStorage, UntypedStorage)) else result
+        try:
+            return where if isinstance(where, device) else device(where)
+        except (RuntimeError, ValueError, TypeError) as exc:
+            raise ValueError(f"minitorch.load: bad map_location {where!r} ({exc})") from None
+
+
+def _require_cuda() -> None:
+    from ._runtime import cuda
+
+    if not cuda.is_available():
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+            "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map "
+            "your storages to the CPU."
+        )
+
+
+def _as_parameter(t: Tensor, requires_grad: bool) -> Tensor:
+    """Saved ``nn.Parameter``s come back as Parameters when minitorch.nn defines the class."""
+    from . import nn
+
+    parameter = getattr(nn, "Parameter", None)
+    return parameter(t, requires_grad=requires_grad) if parameter is not None else t
+
+
+__all__ = ["save", "load"]

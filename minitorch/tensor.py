@@ -284,7 +284,12 @@ class Tensor:
     def __dlpack__(self, stream=None, **kwargs):
         if self._requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        return self._array.__dlpack__(**({"stream": stream} if stream is not None else {}))
+        if stream is not None:
+            kwargs["stream"] = stream
+        try:
+            return self._array.__dlpack__(**kwargs)
+        except TypeError:  # an older array library without the newer keywords
+            return self._array.__dlpack__(**({"stream": stream} if stream is not None else {}))
 
     def __dlpack_device__(self):
         return self._array.__dlpack_device__()

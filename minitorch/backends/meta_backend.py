@@ -1,14 +1,16 @@
 """The ``meta`` device: tensors with shape, dtype and strides but no data.
 
 A ``MetaArray`` answers the numpy protocols (``__array_ufunc__``, ``__array_function__``) by
-computing only the result's shape and dtype. Ufuncs, reductions and matmul are inferred
-analytically and allocate nothing; other numpy functions are evaluated on zero-stride stand-ins
-(inputs cost nothing, the stand-in output is dropped at once). So a model with billions of
-parameters can be built and run shape-only on ``meta``.
+computing only the result's shape and dtype. Ufuncs (dtypes from ``ufunc.resolve_dtypes``),
+reductions, scans, matmul, where/concatenate/stack and reshape are inferred analytically and
+allocate nothing; other numpy functions are evaluated on zero-stride stand-ins (inputs cost
+nothing, the stand-in output is dropped at once). So a model with billions of parameters can be
+built and run shape-only on ``meta``.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -61,7 +63,7 @@ class MetaArray:
 
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return MetaArray(_stand_in(self).reshape(shape).shape, self.dtype)
+        return MetaArray(_infer_reshape(self.shape, tuple(shape)), self.dtype)
 
     def transpose(self, *axes):
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
@@ -78,7 +80,7 @@ class MetaArray:
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
 
     def tolist(self):
-        raise RuntimeError("meta tensors have no data")
+        raise RuntimeError("Cannot copy out of meta tensor; no data!")
 
     def __array__(self, *args, **kwargs):
         raise RuntimeError("meta tensors have no data to convert to a numpy array")
@@ -93,14 +95,18 @@ class MetaArray:
     # numpy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
-        if method == "__call__" and ufunc.signature is None:
-            shape = np.broadcast_shapes(*(np.shape(_stand_in(x)) for x in inputs))
-            dtypes = [x.dtype if isinstance(x, MetaArray) else x for x in inputs]
-            dtype = kwargs.get("dtype") or _ufunc_result_dtype(ufunc, dtypes)
-            results = tuple(MetaArray(shape, dtype) for _ in range(ufunc.nout))
-        elif method == "at":
+        if method == "at":
             return None
-        else:  # reduce, accumulate, matmul: evaluate on zero-stride stand-ins
+        if method == "__call__" and ufunc is np.matmul:
+            results = (MetaArray(_matmul_shape(*inputs), kwargs.get("dtype") or _ufunc_result_dtype(ufunc, inputs)),)
+        elif method == "__call__" and ufunc.signature is None:
+            shape = np.broadcast_shapes(*(np.shape(x) if not isinstance(x, MetaArray) else x.shape for x in inputs))
+            dtypes = kwargs.get("dtype") or _ufunc_result_dtype(ufunc, inputs)
+            dtypes = dtypes if isinstance(dtypes, tuple) else (dtypes,) * ufunc.nout
+            results = tuple(MetaArray(shape, d) for d in dtypes)
+        elif method in ("reduce", "accumulate") and len(inputs) == 1:
+            results = (_reduce_like(ufunc, method, inputs[0], kwargs),)
+        else:  # outer, reduceat, other gufuncs: evaluate on zero-stride stand-ins
             result = getattr(ufunc, method)(*(_stand_in(x) for x in inputs), **kwargs)
             results = tuple(_from_stand_in(r) for r in (result if ufunc.nout > 1 else (result,)))
         if out is not None:
@@ -108,6 +114,9 @@ class MetaArray:
         return results[0] if len(results) == 1 else results
 
     def __array_function__(self, func, types, args, kwargs):
+        rule = _SHAPE_RULES.get(func)
+        if rule is not None:
+            return rule(func, args, kwargs)
         result = func(*_map(_stand_in, args), **_map_dict(_stand_in, kwargs))
         return _map(_from_stand_in, result) if isinstance(result, (tuple, list)) else _from_stand_in(result)
 
@@ -136,10 +145,160 @@ class _Flags:
         self.c_contiguous = c_contiguous
 
 
-def _ufunc_result_dtype(ufunc, dtypes):
-    probes = [np.zeros((), d) if isinstance(d, np.dtype) else d for d in dtypes]
+def _ufunc_result_dtype(ufunc, inputs):
+    """The output dtype(s) of ``ufunc(*inputs)`` from dtypes alone (Python scalars stay weak, NEP 50)."""
+    operands = tuple(x.dtype if hasattr(x, "dtype") else type(x) for x in inputs)
+    try:
+        dtypes = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)[ufunc.nin:]
+    except (TypeError, ValueError, AttributeError):  # e.g. object operands: ask numpy with 0-d probes
+        probes = [np.zeros((), x.dtype) if isinstance(x, MetaArray) else x for x in inputs]
+        with np.errstate(all="ignore"):
+            result = ufunc(*probes)
+        dtypes = tuple(np.asarray(r).dtype for r in (result if ufunc.nout > 1 else (result,)))
+    return dtypes[0] if len(dtypes) == 1 else dtypes
+
+
+def _infer_reshape(shape: tuple, new_shape: tuple) -> tuple:
+    size = math.prod(shape)
+    if new_shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in new_shape:
+        known = math.prod(n for n in new_shape if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {new_shape}")
+        new_shape = tuple(size // known if n == -1 else n for n in new_shape)
+    if math.prod(new_shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {new_shape}")
+    return new_shape
+
+
+def _matmul_shape(a, b) -> tuple:
+    """numpy.matmul's output shape: 1-D operands are promoted then squeezed, batch dims broadcast."""
+    a_shape, b_shape = np.shape(a) if not isinstance(a, MetaArray) else a.shape, (
+        np.shape(b) if not isinstance(b, MetaArray) else b.shape
+    )
+    if not a_shape or not b_shape:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    a2 = (1,) + a_shape if len(a_shape) == 1 else a_shape
+    b2 = b_shape + (1,) if len(b_shape) == 1 else b_shape
+    if a2[-1] != b2[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(n?,k),(k,m?)->(n?,m?) (size {b2[-2]} is different from {a2[-1]})"
+        )
+    batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+    return batch + (a2[-2],) * (len(a_shape) > 1) + (b2[-1],) * (len(b_shape) > 1)
+
+
+def _normalize_axes(axis, ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return tuple(sorted(a + ndim if a < 0 else a for a in (int(x) for x in axes)))
+
+
+def _reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def _probe(x: MetaArray):
+    """A one-element array of ``x``'s dtype and number of dims: what the dtype rules are asked on."""
+    return np.zeros((1,) * x.ndim, x.dtype)
+
+
+def _reduce_like(ufunc, method: str, x, kwargs) -> MetaArray:
+    """``ufunc.reduce`` / ``ufunc.accumulate`` on a MetaArray: shape by rule, dtype from a 1-element probe."""
+    probe_kwargs = {k: v for k, v in kwargs.items() if k in ("axis", "dtype", "keepdims")}
+    if not isinstance(x, MetaArray):
+        return _from_stand_in(getattr(ufunc, method)(x, **kwargs))
     with np.errstate(all="ignore"):
-        return ufunc(*probes).dtype if ufunc.nout == 1 else ufunc(*probes)[0].dtype
+        dtype = np.asarray(getattr(ufunc, method)(_probe(x), **probe_kwargs)).dtype
+    if method == "accumulate":
+        return MetaArray(x.shape, dtype)
+    axis = kwargs.get("axis", 0)
+    return MetaArray(_reduced_shape(x.shape, _normalize_axes(axis, x.ndim), kwargs.get("keepdims", False)), dtype)
+
+
+def _reduction_rule(func, args, kwargs):
+    """np.sum/mean/max/argmax/...: the result shape follows ``axis``/``keepdims``; the dtype is what
+    numpy gives on a one-element probe with the same arguments."""
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    x = bound.arguments.pop(next(iter(bound.arguments)))
+    if not isinstance(x, MetaArray):
+        return _from_stand_in(func(*_map(_stand_in, args), **_map_dict(_stand_in, kwargs)))
+    options = {k: v for k, v in bound.arguments.items() if k not in ("out", "where")}
+    with np.errstate(all="ignore"):
+        dtype = np.asarray(func(_probe(x), **options)).dtype
+    axis = options.get("axis")
+    if func in (np.argmax, np.argmin) and axis is None and not options.get("keepdims", False):
+        return MetaArray((), dtype)
+    keepdims = bool(options.get("keepdims", False))
+    return MetaArray(_reduced_shape(x.shape, _normalize_axes(axis, x.ndim), keepdims), dtype)
+
+
+def _scan_rule(func, args, kwargs):
+    """np.cumsum/cumprod: same shape (flattened when ``axis`` is None), dtype from a probe."""
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    x = bound.arguments.pop(next(iter(bound.arguments)))
+    options = {k: v for k, v in bound.arguments.items() if k != "out"}
+    dtype = np.asarray(func(_probe(x), **options)).dtype
+    return MetaArray(x.shape if options.get("axis") is not None else (x.size,), dtype)
+
+
+def _dtype_and_shape(x):
+    if isinstance(x, MetaArray):
+        return x.dtype, x.shape
+    if isinstance(x, (bool, int, float)):
+        return x, ()
+    array = np.asarray(x)
+    return array.dtype, array.shape
+
+
+def _where_rule(func, args, kwargs):
+    if len(args) != 3:
+        return _from_stand_in(func(*_map(_stand_in, args)))
+    (_, cond_shape), (x_dtype, x_shape), (y_dtype, y_shape) = (_dtype_and_shape(a) for a in args)
+    return MetaArray(np.broadcast_shapes(cond_shape, x_shape, y_shape), np.result_type(x_dtype, y_dtype))
+
+
+def _join_rule(func, args, kwargs):
+    """np.concatenate / np.stack: sizes add up (or a new axis appears); dtypes promote."""
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    arrays = [_dtype_and_shape(a) for a in bound.arguments["arrays"]]
+    axis = bound.arguments.get("axis", 0)
+    dtype = bound.arguments.get("dtype") or np.result_type(*(d for d, _ in arrays))
+    shapes = [s for _, s in arrays]
+    if func is np.stack:
+        if len({s for s in shapes}) != 1:
+            raise ValueError("all input arrays must have the same shape")
+        ndim = len(shapes[0]) + 1
+        axis = axis + ndim if axis < 0 else axis
+        return MetaArray(shapes[0][:axis] + (len(shapes),) + shapes[0][axis:], dtype)
+    if axis is None:
+        return MetaArray((sum(math.prod(s) for s in shapes),), dtype)
+    ndim = len(shapes[0])
+    axis = axis + ndim if axis < 0 else axis
+    for s in shapes[1:]:
+        if len(s) != ndim or any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis):
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match exactly"
+            )
+    return MetaArray(shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1 :], dtype)
+
+
+_SHAPE_RULES = {
+    **{f: _reduction_rule for f in (
+        np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.any, np.all, np.argmax, np.argmin,
+        np.std, np.var, np.nansum, np.nanmean, np.nanmax, np.nanmin, np.count_nonzero,
+    )},
+    np.cumsum: _scan_rule,
+    np.cumprod: _scan_rule,
+    np.where: _where_rule,
+    np.concatenate: _join_rule,
+    np.stack: _join_rule,
+}
 
 
 def _stand_in(x):
@@ -182,6 +341,17 @@ class _MetaModule:
     @staticmethod
     def full(shape, value, dtype=None):
         return MetaArray(shape if isinstance(shape, (tuple, list)) else (shape,), dtype or np.asarray(value).dtype)
+
+    @staticmethod
+    def arange(start, stop=None, step=1, dtype=None):
+        if stop is None:
+            start, stop = 0, start
+        count = max(0, math.ceil((stop - start) / step))
+        return MetaArray((count,), dtype or np.result_type(start, stop, step))
+
+    @staticmethod
+    def eye(n, m=None, k=0, dtype=float):
+        return MetaArray((n, n if m is None else m), dtype)
 
     @staticmethod
     def ascontiguousarray(a, dtype=None):
@@ -240,7 +410,10 @@ class MetaBackend(ArrayBackend):
         pass
 
     def to_numpy(self, array):
-        raise RuntimeError("meta tensors have no data: they cannot be copied to another device")
+        raise RuntimeError(
+            "Cannot copy out of meta tensor; no data! Meta tensors have only a shape and dtype: create the "
+            "tensor on a real device (or use torch.empty_like(t, device='cpu')) to get values."
+        )
 
     def from_numpy(self, array):
         return MetaArray(array.shape, array.dtype)
@@ -253,10 +426,36 @@ class MetaBackend(ArrayBackend):
 
 
 class _MetaRng:
-    """Random functions on meta produce shapes, not numbers."""
+    """Random draws on meta produce shapes and dtypes, not numbers (the numpy Generator API)."""
 
-    def __getattr__(self, name):
-        def draw(*args, size=None, dtype=np.float64, **kwargs):
-            return MetaArray(size if size is not None else (), dtype)
+    @staticmethod
+    def _shape(size, *params):
+        if size is not None:
+            return size if isinstance(size, (tuple, list)) else (size,)
+        return np.broadcast_shapes(*(_dtype_and_shape(p)[1] for p in params))
 
-        return draw
+    def random(self, size=None, dtype=np.float64):
+        return MetaArray(self._shape(size), dtype)
+
+    standard_normal = standard_exponential = random
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        return MetaArray(self._shape(size), dtype)
+
+    def permutation(self, x):
+        return MetaArray((x,), np.int64) if isinstance(x, int) else MetaArray(x.shape, x.dtype)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return MetaArray(self._shape(size, loc, scale), np.float64)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        return MetaArray(self._shape(size, low, high), np.float64)
+
+    def exponential(self, scale=1.0, size=None):
+        return MetaArray(self._shape(size, scale), np.float64)
+
+    def poisson(self, lam=1.0, size=None):
+        return MetaArray(self._shape(size, lam), np.int64)
+
+    def binomial(self, n, p, size=None):
+        return MetaArray(self._shape(size, n, p), np.int64)

@@ -116,7 +116,8 @@ class Op(Node):
 
 
 def check_same_device(op, a: Tensor, b: Tensor) -> None:
-    """Mixing devices is an error, except a CPU 0-dim tensor, which acts as a scalar (as in PyTorch)."""
+    """Mixing devices in one op is an error naming both (PyTorch also lets a CPU 0-dim tensor act as a
+    scalar on another device; minitorch asks for ``.item()`` or ``.to(device)`` instead)."""
     if a.device == b.device:
         return
     name = op.__name__.lower() if isinstance(op, type) else str(op)

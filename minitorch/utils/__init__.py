@@ -1,1 +1,20 @@
-"""minitorch.utils."""
+"""minitorch.utils: ``benchmark`` (Timer, Measurement) and ``data`` (datasets and loaders).
+
+Submodules load on first access, so ``import minitorch`` stays cheap and
+``minitorch.utils.benchmark.Timer`` works with or without ``import minitorch.utils.benchmark``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_SUBMODULES = ("benchmark", "data")
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__: list = []

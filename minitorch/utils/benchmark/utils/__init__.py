@@ -1,0 +1,1 @@
+"""Timer and Measurement live here, as in ``torch.utils.benchmark.utils``."""

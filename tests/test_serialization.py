@@ -1,0 +1,307 @@
+"""save/load: round trips, storage sharing, map_location, and refusal of unsafe or corrupt files."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import minitorch as torch
+from minitorch.serialization import SerializationError
+from minitorch.testing.strategies import tensors
+
+
+def round_trip(obj, **load_kwargs):
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, **load_kwargs)
+
+
+def test_tensor_round_trip_to_a_path(tmp_path):
+    points = torch.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
+    path = tmp_path / "ourpoints.t"
+    torch.save(points, path)
+    loaded = torch.load(path)
+    assert loaded.tolist() == points.tolist() and loaded.dtype is torch.float32
+    torch.save(points, str(path))
+    with open(path, "rb") as f:
+        assert torch.load(f).tolist() == points.tolist()
+    with open(path, "wb") as f:
+        torch.save(points * 2, f)
+    assert torch.load(str(path)).tolist() == (points * 2).tolist()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16,
+                                   torch.int32, torch.int64, torch.bool])
+def test_every_dtype_round_trips_exactly(dtype):
+    values = torch.tensor([0, 1, -3, 100, 7], dtype=torch.float64).to(dtype)
+    loaded = round_trip(values)
+    assert loaded.dtype is dtype and loaded.tolist() == values.tolist()
+
+
+@given(t=tensors(dtype=torch.float64))
+def test_geometry_round_trips(t):
+    loaded = round_trip(t)
+    assert loaded.tolist() == t.tolist()
+    assert loaded.stride() == t.stride() and loaded.storage_offset() == t.storage_offset()
+    assert len(loaded.storage()) == len(t.storage())
+
+
+def test_views_of_one_storage_load_as_views_of_one_storage():
+    x = torch.arange(12.0).view(3, 4)
+    views = {"x": x, "t": x.t(), "row": x[1], "cols": x[:, ::2]}
+    loaded = round_trip(views)
+    storage = loaded["x"].untyped_storage()
+    for name, view in views.items():
+        assert loaded[name].untyped_storage() == storage
+        assert loaded[name].stride() == view.stride() and loaded[name].storage_offset() == view.storage_offset()
+        assert loaded[name].tolist() == view.tolist()
+    loaded["x"].numpy()[1, 0] = -1.0  # a write through one shows in the others, as before saving
+    assert loaded["row"][0].item() == -1.0 and loaded["t"][0, 1].item() == -1.0
+    other = round_trip([x, torch.arange(12.0)])
+    assert other[0].untyped_storage() != other[1].untyped_storage()
+
+
+def test_containers_and_scalars_round_trip():
+    obj = {
+        "epoch": 3,
+        "lr": 0.1,
+        "nan": float("nan"),
+        "inf": [float("inf"), -float("inf")],
+        "flag": True,
+        "none": None,
+        "name": "run-1",
+        "betas": (0.9, 0.999),
+        "nested": {"a": [1, {"b": (2, [3])}]},
+        7: "int key",
+        (1, 2): "tuple key",
+        "state": OrderedDict([("w", torch.ones(2, 2)), ("b", torch.zeros(2))]),
+        "dtype": torch.float64,
+        "device": torch.device("cpu"),
+        "size": torch.Size([2, 3]),
+    }
+    loaded = round_trip(obj)
+    assert type(loaded) is dict and list(loaded) == list(obj)
+    assert loaded["epoch"] == 3 and loaded["lr"] == 0.1 and np.isnan(loaded["nan"])
+    assert loaded["inf"] == [float("inf"), -float("inf")]
+    assert loaded["flag"] is True and loaded["none"] is None and loaded["name"] == "run-1"
+    assert loaded["betas"] == (0.9, 0.999) and type(loaded["betas"]) is tuple
+    assert loaded["nested"] == {"a": [1, {"b": (2, [3])}]}
+    assert loaded[7] == "int key" and loaded[(1, 2)] == "tuple key"
+    assert type(loaded["state"]) is OrderedDict and list(loaded["state"]) == ["w", "b"]
+    assert loaded["state"]["w"].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert loaded["dtype"] is torch.float64 and loaded["device"] == torch.device("cpu")
+    assert isinstance(loaded["size"], torch.Size) and loaded["size"] == (2, 3)
+
+
+def test_requires_grad_is_kept_but_history_is_not():
+    w = torch.ones(3, requires_grad=True)
+    y = w * 2
+    loaded = round_trip({"w": w, "y": y, "d": w.detach()})
+    assert loaded["w"].requires_grad and loaded["w"].is_leaf
+    assert loaded["y"].requires_grad and loaded["y"].grad_fn is None
+    assert not loaded["d"].requires_grad
+
+
+def test_unsupported_objects_raise_type_error():
+    with pytest.raises(TypeError, match="cannot save an object of type .*object.*state_dict"):
+        torch.save({"x": object()}, io.BytesIO())
+    with pytest.raises(TypeError, match="set"):
+        torch.save({1, 2}, io.BytesIO())
+    cycle: list = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="contains itself"):
+        torch.save(cycle, io.BytesIO())
+    with pytest.raises(ValueError, match="never pickles"):
+        torch.save(1, io.BytesIO(), pickle_module=pickle)
+
+
+def test_map_location_moves_storages():
+    x = torch.arange(6.0).view(2, 3)
+    meta = round_trip({"x": x, "t": x.t()}, map_location="meta")
+    assert meta["x"].is_meta and meta["x"].shape == (2, 3) and meta["t"].stride() == (1, 3)
+    assert round_trip(x, map_location=torch.device("cpu")).device == torch.device("cpu")
+    assert round_trip(x, map_location={"cpu": "meta"}).is_meta
+    seen = []
+    kept = round_trip(x, map_location=lambda storage, location: seen.append(location) or storage)
+    assert seen == ["cpu"] and kept.tolist() == x.tolist()
+    with pytest.raises(ValueError, match="bad map_location"):
+        round_trip(x, map_location="nowhere")
+
+
+def test_meta_tensors_save_without_data():
+    m = torch.ones(1000, 1000, device="meta")
+    buffer = io.BytesIO()
+    torch.save(m, buffer)
+    assert buffer.tell() < 2000  # no bytes written for a meta storage
+    buffer.seek(0)
+    loaded = torch.load(buffer)
+    assert loaded.is_meta and loaded.shape == (1000, 1000)
+    with pytest.raises(SerializationError, match="meta tensor and has no data"):
+        round_trip(m, map_location="cpu")
+
+
+def test_cuda_checkpoint_without_cuda_suggests_map_location():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    buffer = _forge({"format": "minitorch.save", "version": 1, "byteorder": "little",
+                     "storages": [{"dtype": "float32", "numel": 2, "device": "cuda:0"}],
+                     "object": {"$tensor": {"storage": 0, "size": [2], "stride": [1], "storage_offset": 0,
+                                            "requires_grad": False}}}, {"storages/0": b"\0" * 8})
+    with pytest.raises(RuntimeError, match="map_location=torch.device\\('cpu'\\)"):
+        torch.load(buffer)
+    buffer.seek(0)
+    assert torch.load(buffer, map_location="cpu").tolist() == [0.0, 0.0]
+
+
+# unsafe and corrupt files -----------------------------------------------------------------------
+
+
+class _Exploit:
+    """Unpickling this runs a shell command: the attack a pickle-based checkpoint makes possible."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+def test_loading_a_malicious_pickle_fails_safely(tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.pt"
+    with open(path, "wb") as f:
+        pickle.dump({"weights": _Exploit(marker)}, f)
+    with pytest.raises(SerializationError, match="looks like a pickle file"):
+        torch.load(path)
+    with pytest.raises(SerializationError):
+        torch.load(path, weights_only=False)
+    assert not marker.exists()
+    for protocol in (0, 1, 2, 5):
+        with pytest.raises(SerializationError):
+            torch.load(io.BytesIO(pickle.dumps(_Exploit(marker), protocol=protocol)))
+    assert not marker.exists()
+
+
+def test_pytorch_zip_checkpoint_is_refused(tmp_path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("archive/data.pkl", pickle.dumps(_Exploit(tmp_path / "pwned")))
+    buffer.seek(0)
+    with pytest.raises(SerializationError, match="PyTorch checkpoint"):
+        torch.load(buffer)
+    assert not (tmp_path / "pwned").exists()
+
+
+def _forge(manifest, members=None, raw_manifest=None) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("minitorch.json", raw_manifest if raw_manifest is not None else json.dumps(manifest))
+        for name, data in (members or {}).items():
+            archive.writestr(name, data)
+    buffer.seek(0)
+    return buffer
+
+
+def _manifest(tensor_record=None, storage=None, obj=None):
+    record = {"storage": 0, "size": [2], "stride": [1], "storage_offset": 0, "requires_grad": False}
+    record.update(tensor_record or {})
+    return {"format": "minitorch.save", "version": 1, "byteorder": "little",
+            "storages": [dict({"dtype": "float32", "numel": 2, "device": "cpu"}, **(storage or {}))],
+            "object": obj if obj is not None else {"$tensor": record}}
+
+
+GOOD_DATA = {"storages/0": np.array([1.0, 2.0], dtype="<f4").tobytes()}
+
+
+def test_forged_valid_file_loads():
+    assert torch.load(_forge(_manifest(), GOOD_DATA)).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "manifest, members, message",
+    [
+        (_manifest({"size": [3]}), GOOD_DATA, "reads past the end of its storage"),
+        (_manifest({"storage_offset": 2}), GOOD_DATA, "reads past the end"),
+        (_manifest({"stride": [5]}), GOOD_DATA, "reads past the end"),
+        (_manifest({"stride": [-1]}), GOOD_DATA, "non-negative integers"),
+        (_manifest({"size": [2.5]}), GOOD_DATA, "non-negative integers"),
+        (_manifest({"size": [2, 1]}), GOOD_DATA, "malformed"),
+        (_manifest({"storage": 3}), GOOD_DATA, "missing storage"),
+        (_manifest({"requires_grad": "yes"}), GOOD_DATA, "requires_grad must be a bool"),
+        (_manifest(storage={"numel": 10**12}), GOOD_DATA, "should hold"),
+        (_manifest(storage={"dtype": "object"}), GOOD_DATA, "unknown dtype"),
+        (_manifest(storage={"device": "tpu"}), GOOD_DATA, "bad device"),
+        (_manifest(), {}, "data of storage 0 is missing"),
+        (_manifest(), {"storages/0": b"\0" * 3}, "should hold 8 bytes"),
+        (_manifest(obj={"$pickle": "os.system"}), GOOD_DATA, "unknown entry type"),
+        (_manifest(obj={"$tensor": 1, "$tuple": []}), GOOD_DATA, "malformed entry"),
+        (_manifest(obj={"$float": "1e400"}), GOOD_DATA, "malformed float"),
+        (_manifest(obj={"$dict": [[[1], 2]]}), GOOD_DATA, "unhashable dict key"),
+        (dict(_manifest(), format="torch"), GOOD_DATA, "wrong format tag"),
+        (dict(_manifest(), version=99), GOOD_DATA, "format version 99"),
+        (dict(_manifest(), byteorder="big"), GOOD_DATA, "byte order"),
+    ],
+)
+def test_malformed_files_raise_clear_errors(manifest, members, message):
+    with pytest.raises(SerializationError, match=message):
+        torch.load(_forge(manifest, members))
+
+
+def test_corrupt_and_foreign_files_raise_clear_errors(tmp_path):
+    with pytest.raises(SerializationError, match="not valid JSON"):
+        torch.load(_forge(None, raw_manifest="{not json"))
+    deep = "[" * 100000 + "]" * 100000
+    with pytest.raises(SerializationError):
+        torch.load(_forge(None, raw_manifest=json.dumps(dict(_manifest(), object=None))[:-1] + ', "x": ' + deep + "}"))
+    nested: object = 1
+    for _ in range(200):
+        nested = {"$tuple": [nested]}
+    with pytest.raises(SerializationError, match="nested deeper"):
+        torch.load(_forge(_manifest(obj=nested), GOOD_DATA))
+    with pytest.raises(SerializationError, match="not a zip archive"):
+        torch.load(io.BytesIO(b"hello world"))
+    with pytest.raises(SerializationError, match="not a minitorch save file"):
+        torch.load(_forge_foreign_zip())
+    good = io.BytesIO()
+    torch.save(torch.arange(100.0), good)
+    with pytest.raises(SerializationError, match="corrupt or truncated"):
+        torch.load(io.BytesIO(good.getvalue()[: len(good.getvalue()) // 2]))
+    with pytest.raises(TypeError, match="binary mode"):
+        path = tmp_path / "x.pt"
+        torch.save(torch.ones(1), path)
+        with open(path) as text_file:
+            torch.load(text_file)
+
+
+def _forge_foreign_zip() -> io.BytesIO:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("readme.txt", "hi")
+    buffer.seek(0)
+    return buffer
+
+
+def test_bool_storage_bytes_are_normalized():
+    manifest = _manifest(storage={"dtype": "bool", "numel": 2})
+    loaded = torch.load(_forge(manifest, {"storages/0": b"\x00\x07"}))
+    assert loaded.tolist() == [False, True] and loaded.numpy().view(np.uint8).tolist() == [0, 1]
+
+
+def test_file_layout_is_documented_zip_with_json_manifest():
+    buffer = io.BytesIO()
+    torch.save({"a": torch.arange(3, dtype=torch.int32)}, buffer)
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as archive:
+        assert archive.namelist() == ["minitorch.json", "storages/0"]
+        manifest = json.loads(archive.read("minitorch.json"))
+        assert manifest["format"] == "minitorch.save" and manifest["byteorder"] == "little"
+        assert manifest["storages"] == [{"dtype": "int32", "numel": 3, "device": "cpu"}]
+        assert archive.read("storages/0") == np.arange(3, dtype="<i4").tobytes()
