@@ -26,7 +26,17 @@ from ._dtype import (
     short,
     uint8,
 )
-from ._runtime import cuda, get_num_threads, is_floating_point, is_tensor, numel, result_type, set_num_threads
+from ._runtime import (
+    cuda,
+    get_num_threads,
+    get_printoptions,
+    is_floating_point,
+    is_tensor,
+    numel,
+    result_type,
+    set_num_threads,
+    set_printoptions,
+)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .creation import *
