@@ -1,3 +1,395 @@
-"""(in progress)"""
+"""Activation functions (torch.nn.functional): each one a kernel on arrays beside its derivative.
 
-__all__: list = []
+Pointwise activations are one table, ``ACTIVATIONS``: ``name -> (kernel(xp, x, *params),
+derivative(grad, x, y, *params))``, the derivative written in differentiable Tensor ops so double
+backward works. softmax and log_softmax are fused ops (one pass, max-shifted for stability).
+
+``inplace=True`` is accepted everywhere PyTorch accepts it, but minitorch computes these
+activations out of place for now (in-place ops arrive with their own issue): the result is a new
+tensor and ``input`` is left unchanged, so always use the returned value.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from ...ops import pointwise
+from ...ops.comparison import where
+from ...ops.op import Op
+from ...ops.pointwise import UNARY, sigmoid, tanh
+from ...tensor import Tensor, wrap_dim
+
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int8": "Char",
+    "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def scalar_type_name(dtype) -> str:
+    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its kernel errors spell it."""
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def check_floating(name: str, input: Tensor) -> None:
+    """Float-only kernels refuse integer tensors with PyTorch's dispatch error."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
+_erf = UNARY["erf"][0]
+_SQRT1_2 = 1 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_TANH_GELU_K = math.sqrt(2 / math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _gelu_kernel(xp, x, approximate):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(_TANH_GELU_K * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1 + _erf(xp, x * _SQRT1_2))
+
+
+def _gelu_derivative(g, x, y, approximate):
+    if approximate == "tanh":
+        t = (_TANH_GELU_K * (x + 0.044715 * x * x * x)).tanh()
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _TANH_GELU_K * (1 + 3 * 0.044715 * x * x))
+    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
+    return g * (cdf + x * pdf)
+
+
+def _softplus_kernel(xp, x, beta, threshold):
+    z = x * beta
+    return xp.where(z > threshold, x, xp.logaddexp(0, z) / beta).astype(x.dtype, copy=False)
+
+
+def _hardswish_derivative(g, x, y):
+    middle = (x >= -3) & (x <= 3)
+    return g * ((x > 3) + middle * (x / 3 + 0.5))
+
+
+def _abs(x: Tensor) -> Tensor:
+    return where(x < 0, -x, x)
+
+
+# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output
+ACTIVATIONS = {
+    "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: g * ((x > lo) & (x < hi))),
+    "leaky_relu": (
+        lambda xp, x, slope: xp.where(x > 0, x, x * slope),
+        lambda g, x, y, slope: where(x > 0, g, g * slope),
+    ),
+    # elu, selu and celu: x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)
+    "elu": (
+        lambda xp, x, alpha, scale, input_scale: xp.where(
+            x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
+        ),
+        lambda g, x, y, alpha, scale, input_scale: where(x > 0, g * scale, g * input_scale * (y + alpha * scale)),
+    ),
+    "gelu": (_gelu_kernel, _gelu_derivative),
+    "silu": (
+        lambda xp, x: x * UNARY["sigmoid"][0](xp, x),
+        lambda g, x, y: g * x.sigmoid() * (1 + x * (1 - x.sigmoid())),
+    ),
+    "mish": (
+        lambda xp, x: x * xp.tanh(xp.logaddexp(0, x)),
+        lambda g, x, y: g * _mish_derivative(x),
+    ),
+    "softplus": (
+        _softplus_kernel,
+        lambda g, x, y, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
+    ),
+    "logsigmoid": (lambda xp, x: -xp.logaddexp(0, -x), lambda g, x, y: g * (-x).sigmoid()),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + _abs(x)) * (1 + _abs(x)))),
+    "hardsigmoid": (lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1), lambda g, x, y: g * ((x > -3) & (x < 3)) / 6),
+    "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
+    "hardshrink": (
+        lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
+        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+    ),
+    "softshrink": (
+        lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
+        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+    ),
+    "threshold": (
+        lambda xp, x, threshold, value: xp.where(x > threshold, x, value).astype(x.dtype, copy=False),
+        lambda g, x, y, threshold, value: g * (x > threshold),
+    ),
+}
+
+
+def _mish_derivative(x: Tensor) -> Tensor:
+    tsp = softplus(x).tanh()
+    return tsp + x * x.sigmoid() * (1 - tsp * tsp)
+
+
+class Activation(Op):
+    """Base of the table's ops: ``kernel`` and ``derivative`` come from ``ACTIVATIONS``."""
+
+    save_inputs = (0,)
+    save_output = True
+    kernel = derivative = None
+
+    def forward(self, x, *params):
+        self.params = params
+        return type(self).kernel(self.xp, x, *params)
+
+    def backward(self, grad):
+        x, y = self.saved_tensors
+        return type(self).derivative(grad, x, y, *self.params)
+
+
+OPS = {
+    name: type(name.title().replace("_", ""), (Activation,), {"kernel": staticmethod(k), "derivative": staticmethod(d)})
+    for name, (k, d) in ACTIVATIONS.items()
+}
+
+
+def _apply(name: str, input: Tensor, *params) -> Tensor:
+    check_floating(name, input)
+    return OPS[name].apply(input, *params)
+
+
+# pointwise -----------------------------------------------------------------------------------
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(0, x)`` (the gradient at 0 is 0, as in PyTorch)."""
+    return pointwise.relu(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``input`` where it is above ``threshold``, else ``value``."""
+    return _apply("threshold", input, threshold, value)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` clipped to ``[min_val, max_val]``; the gradient is 0 outside that range."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _apply("hardtanh", input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)``."""
+    return _apply("hardtanh", input, 0.0, 6.0)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for positive inputs, ``negative_slope * x`` otherwise."""
+    return _apply("leaky_relu", input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for positive inputs, ``alpha * (exp(x) - 1)`` otherwise."""
+    return _apply("elu", input, alpha, 1.0, 1.0)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Self-normalizing ELU: ``scale * elu(x, alpha)`` with the constants of Klambauer et al. (2017)."""
+    return _apply("elu", input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _apply("elu", input, alpha, 1.0, 1.0 / alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` (Phi: the standard normal CDF), or its tanh approximation with ``approximate='tanh'``."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, but got {approximate}")
+    return _apply("gelu", input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish)."""
+    return _apply("silu", input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return _apply("mish", input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, computed stably; linear where ``beta * x > threshold``."""
+    return _apply("softplus", input, beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed stably as ``-softplus(-x)``."""
+    return _apply("logsigmoid", input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return _apply("softsign", input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``clip(x / 6 + 1/2, 0, 1)``."""
+    return _apply("hardsigmoid", input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * hardsigmoid(x)``."""
+    return _apply("hardswish", input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    return _apply("hardshrink", input, lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` moved ``lambd`` towards 0, and 0 within ``[-lambd, lambd]``."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _apply("softshrink", input, lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` for positive inputs, ``weight * x`` otherwise; ``weight`` has 1 or C (dim 1) entries."""
+    n = weight.numel()
+    channels = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
+    if n != 1 and n != channels:
+        raise RuntimeError(
+            f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and channel "
+            f"size = {channels}."
+        )
+    if n != 1 and input.dim() >= 2:
+        weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
+    elif n == 1:
+        weight = weight.reshape(())
+    return where(input > 0, input, weight * input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training,
+    and is ``(lower + upper) / 2`` in evaluation."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    from ...random import rand
+
+    slope = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    return where(input >= 0, input, input * slope)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: ``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` along ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = wrap_dim(dim, input.dim())
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+# softmax family ------------------------------------------------------------------------------
+
+
+class Softmax(Op):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim``; gradient ``y * (g - sum(g * y))``."""
+
+    save_output = True
+
+    def forward(self, x, dim):
+        self.dim = dim
+        if x.size == 0:
+            return x.copy()
+        e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
+        e /= e.sum(axis=dim, keepdims=True)
+        return e
+
+    def backward(self, grad):
+        (y,) = self.saved_tensors
+        return y * (grad - (grad * y).sum(self.dim, keepdim=True))
+
+
+class LogSoftmax(Op):
+    """``x - max - log(sum(exp(x - max)))`` along ``dim``; gradient ``g - exp(y) * sum(g)``."""
+
+    save_output = True
+
+    def forward(self, x, dim):
+        self.dim = dim
+        if x.size == 0:
+            return x.copy()
+        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted -= self.xp.log(self.xp.exp(shifted).sum(axis=dim, keepdims=True))
+        return shifted
+
+    def backward(self, grad):
+        (y,) = self.saved_tensors
+        return grad - y.exp() * grad.sum(self.dim, keepdim=True)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> Tensor:
+    if dim is None:
+        dim = _softmax_dim(name, input.dim(), stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    check_floating(name, input)
+    dim = wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        return op.apply(input.reshape(1), 0).reshape(())
+    return op.apply(input, dim)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so large inputs do not overflow;
+    ``dtype`` casts the input first."""
+    return _softmax_like(Softmax, "softmax", input, dim, _stacklevel + 1, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed directly (never takes the log of a rounded-to-0 softmax)."""
+    return _softmax_like(LogSoftmax, "log_softmax", input, dim, _stacklevel + 1, dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x)`` along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel + 1)
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, dim)
+
+
+def _tensor_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
+    return softmax(self, dim, dtype=dtype)
+
+
+def _tensor_log_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
+    return log_softmax(self, dim, dtype=dtype)
+
+
+Tensor.softmax = _tensor_softmax
+Tensor.log_softmax = _tensor_log_softmax
+
+__all__ = [
+    "threshold", "relu", "hardtanh", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
+    "softplus", "logsigmoid", "softsign", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink",
+    "prelu", "rrelu", "glu", "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
+]

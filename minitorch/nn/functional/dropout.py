@@ -1,3 +1,141 @@
-"""(in progress)"""
+"""Dropout: zero random elements (or whole channels) in training and rescale the survivors.
 
-__all__: list = []
+Masks come from the input device's default generator (``minitorch.random``), so
+``minitorch.manual_seed`` makes a run reproducible. ``inplace=True`` is accepted but computed out
+of place until in-place ops arrive: use the returned tensor.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from ...ops.op import Op
+from ...random import rand
+from ...tensor import Tensor
+from .activation import check_floating
+
+_SELU_NEGATIVE_SATURATION = 1.7580993408473766  # -selu(-inf) = scale * alpha
+
+
+class Dropout(Op):
+    """``input * mask * scale (+ shift)`` with the Bernoulli(1 - p) ``mask = uniform >= p``; ``uniform``
+    broadcasts over the input (the input's shape, or (N, C, 1, ...) for channel dropout).
+
+    Plain dropout: scale ``1 / (1 - p)``, no shift. Alpha dropout keeps SELU's mean and variance:
+    dropped elements become the negative saturation value, then an affine map ``a * x + b``
+    (PyTorch's formula). The gradient is ``grad * mask * scale`` either way."""
+
+    def forward(self, x, uniform, p, alpha):
+        keep = self.xp.greater_equal(uniform, p).astype(x.dtype)
+        if alpha:
+            a = 1.0 / math.sqrt((_SELU_NEGATIVE_SATURATION**2 * p + 1) * (1 - p))
+            self.multiplier = keep * a
+            shift = (keep - 1) * (_SELU_NEGATIVE_SATURATION * a) + _SELU_NEGATIVE_SATURATION * a * p
+            return x * self.multiplier + shift
+        self.multiplier = keep * (1.0 / (1.0 - p))
+        return x * self.multiplier
+
+    def backward(self, grad):
+        return grad * self.constant(self.multiplier)
+
+
+def _check_probability(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout(name: str, input: Tensor, p: float, training: bool, mask_shape=None, alpha: bool = False) -> Tensor:
+    _check_probability(p)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    check_floating(name, input)
+    if p == 1:
+        return input * 0.0
+    uniform = rand(tuple(input.shape) if mask_shape is None else mask_shape, dtype=input.dtype, device=input.device)
+    return Dropout.apply(input, uniform, float(p), alpha)
+
+
+def _channel_mask_shape(input: Tensor, batched: bool) -> tuple:
+    """One mask entry per (sample, channel): later dims broadcast."""
+    lead = 2 if batched else 1
+    return tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (in training;
+    the identity otherwise), so the expected value is unchanged."""
+    return _dropout("dropout", input, p, training)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: keeps zero mean and unit variance (Klambauer et al., 2017)."""
+    return _dropout("alpha_dropout", input, p, training, alpha=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (dim 1)."""
+    _check_probability(p)
+    if training and input.dim() < 2:
+        raise RuntimeError(
+            f"Feature dropout requires at least 2 dimensions in the input, got input of shape {list(input.shape)}"
+        )
+    mask = _channel_mask_shape(input, True) if input.dim() >= 2 else None
+    return _dropout("feature_alpha_dropout", input, p, training, mask, alpha=True)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels: input (N, C, L) or (C, L)."""
+    _check_probability(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that dropout1d exists to "
+            "provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional "
+            "batch dimension (i.e. 2D or 3D inputs)."
+        )
+    return _dropout("dropout1d", input, p, training, _channel_mask_shape(input, input.dim() == 3))
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels: input (N, C, H, W). A 3-D input is read as (N, C, L), as PyTorch does (with its warning)."""
+    _check_probability(p)
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will result in an error in a "
+            "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
+            "dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will change "
+            "in a future release to interpret the input as one without a batch dimension, i.e. shape (C, H, W). To "
+            "maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if ndim < 2:
+        return _dropout("dropout2d", input, p, training)
+    return _dropout("dropout2d", input, p, training, _channel_mask_shape(input, True))
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels: input (N, C, D, H, W) or (C, D, H, W)."""
+    _check_probability(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will result in an error in a "
+            "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
+            "dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    if ndim < 2:
+        return _dropout("dropout3d", input, p, training)
+    return _dropout("dropout3d", input, p, training, _channel_mask_shape(input, ndim != 4))
+
+
+__all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"]

@@ -1,3 +1,108 @@
-"""(in progress)"""
+"""Linear maps: ``linear`` (x @ W^T + b, one GEMM over all leading dims) and ``bilinear``."""
 
-__all__: list = []
+from __future__ import annotations
+
+import math
+
+from ...ops.op import Op
+from ...tensor import Tensor
+from .activation import scalar_type_name
+
+
+class Linear(Op):
+    """``x @ W^T + b`` with ``x`` of shape (..., in): the leading dims are flattened into one GEMM
+    (a view when ``x``'s layout allows), and ``W^T`` is a transposed view, never a copy.
+
+    Both gradients are linear maps again (``g @ W`` and ``g^T @ x``), so backward calls ``linear``
+    and double backward comes for free; the bias gradient is ``g``, summed over broadcast dims by
+    the engine."""
+
+    save_inputs = (0, 1)
+
+    def forward(self, x, weight, bias=None):
+        self.has_bias = bias is not None
+        rows = math.prod(x.shape[:-1])
+        x2 = x if x.ndim == 2 else x.reshape(rows, x.shape[-1])
+        out = self.xp.matmul(x2, weight.T)
+        if bias is not None:
+            out += bias
+        return out.reshape(x.shape[:-1] + (weight.shape[0],))
+
+    def backward(self, grad):
+        x, weight = self.saved_tensors
+        needs = self._input_meta
+        grad_x = linear(grad, weight.t()) if needs[0] is not None else None
+        grad_weight = None
+        if needs[1] is not None:
+            g2 = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])
+            x2 = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+            grad_weight = linear(g2.t(), x2.t())
+        return grad_x, grad_weight, grad if self.has_bias else None
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``: input (*, in_features), weight (out_features, in_features),
+    bias (out_features); a 1-D weight gives a result without the feature dim."""
+    if input.dim() == 0 or weight.dim() not in (1, 2):
+        raise RuntimeError(
+            f"linear(): expected input of at least 1 dim and a 1-D or 2-D weight, but got input of shape "
+            f"{list(input.shape)} and weight of shape {list(weight.shape)}"
+        )
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(input.dtype)} and "
+            f"{scalar_type_name(weight.dtype)}"
+        )
+    vector_weight = weight.dim() == 1
+    if vector_weight:
+        weight = weight.unsqueeze(0)
+    if input.shape[-1] != weight.shape[1]:
+        rows = math.prod(input.shape[:-1])
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+            f"{weight.shape[1]}x{weight.shape[0]})"
+        )
+    if bias is not None and bias.numel() not in (1, weight.shape[0]):
+        raise RuntimeError(
+            f"linear(): bias of shape {list(bias.shape)} does not match out_features={weight.shape[0]} "
+            f"of weight {list(weight.shape)}"
+        )
+    if vector_weight:
+        out = Linear.apply(input, weight, None).squeeze(-1)
+        return out if bias is None else out + bias
+    return Linear.apply(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., k] = input1 @ weight[k] @ input2 + bias[k]``; weight (out, in1, in2).
+
+    Computed as one ``linear`` of ``input2`` with weight viewed (out*in1, in2), then a product with
+    ``input1`` summed over in1: two kernels, no per-output loop."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+            f"{list(input2.shape[:-1])}"
+        )
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got a {weight.dim()}D weight")
+    out_features, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {in1}"
+        )
+    if input2.shape[-1] != in2:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {in2}"
+        )
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_features):
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[-1] if bias.dim() else 1} but "
+            f"expected {out_features}"
+        )
+    projected = linear(input2, weight.reshape(out_features * in1, in2))
+    projected = projected.reshape(input2.shape[:-1] + (out_features, in1))
+    out = (projected * input1.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
+__all__ = ["linear", "bilinear"]

@@ -1,3 +1,251 @@
-"""(in progress)"""
+"""Normalization: layer_norm, batch_norm, group_norm, instance_norm, rms_norm, normalize, local_response_norm.
 
-__all__: list = []
+The first four share one fused op, ``Normalize`` (``(x - mean) / sqrt(var + eps)`` over some dims);
+each layer only picks the dims and applies its affine ``weight``/``bias`` with Tensor ops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...autograd import grad_mode
+from ...ops.op import Op
+from ...tensor import Tensor
+from .activation import check_floating
+from .linear import linear
+
+_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+
+
+class Normalize(Op):
+    """``y = (x - mean) * rstd`` with ``rstd = 1 / sqrt(var + eps)`` (biased variance) over ``dims``.
+
+    Gradient: ``rstd * (g - mean(g) - y * mean(g * y))``. Without create_graph it uses the rstd
+    array kept from forward; with create_graph it recomputes rstd from ``x`` in Tensor ops so the
+    second derivative is exact. ``stats``, when a list, receives the batch ``(mean, var)`` arrays
+    (for running statistics) at no extra cost."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, dims, eps, stats=None):
+        self.dims, self.eps = dims, eps
+        mean = x.mean(axis=dims, keepdims=True)
+        centered = x - mean
+        var = (centered * centered).mean(axis=dims, keepdims=True)
+        self.rstd = 1 / self.xp.sqrt(var + eps)
+        if stats is not None:
+            stats.extend((mean, var))
+        centered *= self.rstd
+        return centered
+
+    def backward(self, grad):
+        x, y = self.saved_tensors
+        dims = self.dims
+        if grad_mode.is_grad_enabled():
+            centered = x - x.mean(dims, keepdim=True)
+            rstd = ((centered * centered).mean(dims, keepdim=True) + self.eps).rsqrt()
+        else:
+            rstd = self.constant(self.rstd)
+        return rstd * (grad - grad.mean(dims, keepdim=True) - y * (grad * y).mean(dims, keepdim=True))
+
+
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None) -> Tensor:
+    if weight is not None:
+        out = out * (weight if shape is None else weight.reshape(shape))
+    if bias is not None:
+        out = out + (bias if shape is None else bias.reshape(shape))
+    return out
+
+
+def _channel_shape(input: Tensor) -> tuple:
+    """Shape that broadcasts a per-channel (dim 1) vector over ``input``."""
+    return (input.shape[1],) + (1,) * (input.dim() - 2)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims, then ``* weight + bias`` (elementwise)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[-k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(t.shape)} and normalized_shape = {list(shape)}"
+            )
+    check_floating("layer_norm", input)
+    out = Normalize.apply(input, tuple(range(input.dim() - k, input.dim())), eps)
+    return _affine(out, weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing ``normalized_shape`` dims;
+    ``eps=None`` uses the machine epsilon of the input's dtype."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[-k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    check_floating("rms_norm", input)
+    if eps is None:
+        eps = _EPS.get(input.dtype.name, 2.0**-23)
+    dims = tuple(range(input.dim() - k, input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return _affine(out, weight, None)
+
+
+def _check_channels(name: str, t: Tensor | None, channels: int) -> None:
+    if t is not None and t.numel() != channels:
+        raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
+def _update_running(stat: Tensor, batch_stat, momentum: float) -> None:
+    """``stat = (1 - momentum) * stat + momentum * batch_stat``, written into ``stat``'s memory (no grad),
+    as PyTorch updates its running buffers."""
+    array = stat._array
+    array[...] = array * (1 - momentum) + batch_stat.reshape(array.shape).astype(array.dtype, copy=False) * momentum
+    stat._bump_version()
+
+
+def _normalize_with_running_stats(input: Tensor, running_mean: Tensor, running_var: Tensor, eps: float) -> Tensor:
+    shape = _channel_shape(input)
+    return (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (dim 1) over the batch and spatial dims, then ``* weight + bias``.
+
+    Training uses the batch statistics and, when given, updates ``running_mean``/``running_var`` in
+    place: ``(1 - momentum) * running + momentum * batch`` with the unbiased batch variance.
+    Evaluation uses the running statistics."""
+    if input.dim() < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, *), but got input of size {list(input.shape)}")
+    check_floating("batch_norm", input)
+    channels = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        _check_channels(name, t, channels)
+    shape = _channel_shape(input)
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode")
+        return _affine(_normalize_with_running_stats(input, running_mean, running_var, eps), weight, bias, shape)
+    count = input.numel() // channels if channels else 0
+    if count <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    dims = (0,) + tuple(range(2, input.dim()))
+    stats = []
+    out = Normalize.apply(input, dims, eps, stats)
+    if stats and running_mean is not None:
+        _update_running(running_mean, stats[0], momentum)
+    if stats and running_var is not None:
+        _update_running(running_var, stats[1] * (count / (count - 1)), momentum)
+    return _affine(out, weight, bias, shape)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each (sample, channel) over its spatial dims, then ``* weight + bias``; running
+    statistics, when given, are updated with the batch average of the per-instance statistics."""
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected an input of shape (N, C, *), got input of size {list(input.shape)}")
+    check_floating("instance_norm", input)
+    channels = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        _check_channels(name, t, channels)
+    shape = _channel_shape(input)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        return _affine(_normalize_with_running_stats(input, running_mean, running_var, eps), weight, bias, shape)
+    count = math.prod(input.shape[2:])
+    if count <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    stats = []
+    out = Normalize.apply(input, tuple(range(2, input.dim())), eps, stats)
+    if stats and running_mean is not None:
+        _update_running(running_mean, stats[0].mean(axis=0), momentum)
+    if stats and running_var is not None:
+        _update_running(running_var, stats[1].mean(axis=0) * (count / (count - 1)), momentum)
+    return _affine(out, weight, bias, shape)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Split the channels into ``num_groups`` groups, normalize each (sample, group) over its channels
+    and spatial dims, then ``* weight + bias`` per channel."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    batch, channels = input.shape[:2]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{list(input.shape)} and num_groups={num_groups}"
+        )
+    check_floating("group_norm", input)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in input, but got {name} "
+                f"of shape {list(t.shape)} and input of shape {list(input.shape)}"
+            )
+    group_size = channels // num_groups * math.prod(input.shape[2:])
+    grouped = input.reshape(batch, num_groups, group_size)
+    out = Normalize.apply(grouped, (2,), eps).reshape(input.shape)
+    return _affine(out, weight, bias, _channel_shape(input))
+
+
+def _vector_norm(input: Tensor, p: float, dim, keepdim: bool) -> Tensor:
+    """The p-norm along ``dim``; at a zero vector its gradient is 0 (as PyTorch's), not NaN."""
+    if p == float("inf"):
+        return input.abs().amax(dim, keepdim=keepdim)
+    if p == float("-inf"):
+        return input.abs().amin(dim, keepdim=keepdim)
+    if p == 0:
+        return (input != 0).sum(dim, keepdim=keepdim).to(input.dtype)
+    if p == 1:
+        return input.abs().sum(dim, keepdim=keepdim)
+    total = (input * input if p == 2 else input.abs().pow(p)).sum(dim, keepdim=keepdim)
+    zero = total == 0
+    safe = total.masked_fill(zero, 1.0)
+    return (safe.sqrt() if p == 2 else safe.pow(1.0 / p)).masked_fill(zero, 0.0)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    check_floating("normalize", input)
+    norm = _vector_norm(input, p, dim, True)
+    return input / norm.masked_fill(norm < eps, eps)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """``x / (k + alpha / size * sum(x^2 over size neighbouring channels)) ** beta`` (AlexNet's LRN).
+
+    Channel c sums channels ``c - size // 2 .. c + (size - 1) // 2``, as PyTorch's zero-padded
+    average pool does; the window sum is one ``linear`` with a constant banded 0/1 matrix."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    from ...creation import arange
+
+    channels = input.shape[1]
+    j = arange(channels, device=input.device)
+    c = j.unsqueeze(1)
+    band = ((j >= c - size // 2) & (j <= c + (size - 1) // 2)).to(input.dtype)
+    window = linear((input * input).movedim(1, -1), band).movedim(-1, 1)
+    return input / (window * (alpha / size) + k) ** beta
+
+
+__all__ = [
+    "layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "normalize", "local_response_norm",
+]

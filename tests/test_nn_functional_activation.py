@@ -1,0 +1,229 @@
+"""nn.functional activations: values against numpy formulas, gradcheck/gradgradcheck on every layout, errors."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minitorch as torch
+import minitorch.nn.functional as F
+from minitorch.autograd import gradcheck, gradgradcheck
+from minitorch.testing.strategies import shapes, tensors
+
+fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+_erf = np.vectorize(math.erf)
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def _sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+# name: (minitorch function, numpy reference, points where the function has a kink)
+ACTIVATIONS = {
+    "relu": (F.relu, lambda a: np.maximum(a, 0), (0,)),
+    "relu6": (F.relu6, lambda a: np.clip(a, 0, 6), (0, 6)),
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.2), lambda a: np.where(a > 0, a, 0.2 * a), (0,)),
+    "elu": (lambda x: F.elu(x, 0.7), lambda a: np.where(a > 0, a, 0.7 * np.expm1(a)), (0,)),
+    "selu": (F.selu, lambda a: SELU_SCALE * np.where(a > 0, a, SELU_ALPHA * np.expm1(a)), (0,)),
+    "celu": (
+        lambda x: F.celu(x, 1.5),
+        lambda a: np.maximum(0, a) + np.minimum(0, 1.5 * np.expm1(a / 1.5)),
+        (0,),
+    ),
+    "gelu": (F.gelu, lambda a: 0.5 * a * (1 + _erf(a / math.sqrt(2))), ()),
+    "gelu_tanh": (
+        lambda x: F.gelu(x, approximate="tanh"),
+        lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3))),
+        (),
+    ),
+    "silu": (F.silu, lambda a: a * _sigmoid(a), ()),
+    "mish": (F.mish, lambda a: a * np.tanh(np.log1p(np.exp(a))), ()),
+    "softplus": (
+        lambda x: F.softplus(x, beta=2.0, threshold=3.0),
+        lambda a: np.where(2 * a > 3, a, np.log1p(np.exp(2 * a)) / 2),
+        (1.5,),
+    ),
+    "logsigmoid": (F.logsigmoid, lambda a: np.log(_sigmoid(a)), ()),
+    "softsign": (F.softsign, lambda a: a / (1 + np.abs(a)), (0,)),
+    "hardtanh": (lambda x: F.hardtanh(x, -0.5, 2.0), lambda a: np.clip(a, -0.5, 2.0), (-0.5, 2.0)),
+    "hardsigmoid": (F.hardsigmoid, lambda a: np.clip(a / 6 + 0.5, 0, 1), (-3, 3)),
+    "hardswish": (F.hardswish, lambda a: a * np.clip(a + 3, 0, 6) / 6, (-3, 3)),
+    "hardshrink": (lambda x: F.hardshrink(x, 0.5), lambda a: np.where(np.abs(a) > 0.5, a, 0), (-0.5, 0.5)),
+    "softshrink": (
+        lambda x: F.softshrink(x, 0.5),
+        lambda a: np.where(a > 0.5, a - 0.5, np.where(a < -0.5, a + 0.5, 0)),
+        (-0.5, 0.5),
+    ),
+    "tanhshrink": (F.tanhshrink, lambda a: a - np.tanh(a), ()),
+    "threshold": (lambda x: F.threshold(x, 0.5, -2.0), lambda a: np.where(a > 0.5, a, -2.0), (0.5,)),
+    "sigmoid": (F.sigmoid, _sigmoid, ()),
+    "tanh": (F.tanh, np.tanh, ()),
+}
+SMOOTH = [n for n in ACTIVATIONS if n not in ("relu", "relu6", "hardtanh", "hardshrink", "threshold", "hardsigmoid")]
+
+
+def away_from_kinks(x, kinks, gap=1e-3):
+    """``x`` (same layout) with values within ``gap`` of a kink moved off it, so finite differences are valid."""
+    values = x.detach().numpy().copy()
+    for k in kinks:
+        values = np.where(np.abs(values - k) < gap, values + 10 * gap, values)
+    if x.is_contiguous():
+        out = torch.tensor(values)
+    elif x.dim() >= 2 and x.stride(-1) != 2:  # the strategies' transposed layout
+        out = torch.tensor(np.ascontiguousarray(np.swapaxes(values, -1, -2))).transpose(-1, -2)
+    else:  # the strategies' every-other-element layout
+        doubled = np.zeros(values.shape[:-1] + (2 * values.shape[-1],))
+        doubled[..., ::2] = values
+        out = torch.tensor(doubled)[..., ::2]
+    return out.requires_grad_(True)
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_values_match_numpy(name, device):
+    fn, ref, _ = ACTIVATIONS[name]
+    a = np.linspace(-7, 7, 29)
+    for dtype in (torch.float32, torch.float64):
+        out = fn(torch.tensor(a, dtype=dtype, device=device))
+        assert out.dtype is dtype and out.shape == (29,)
+        np.testing.assert_allclose(out.cpu().numpy(), ref(a), rtol=1e-5 if dtype is torch.float32 else 1e-10,
+                                   atol=1e-6 if dtype is torch.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+@given(data=st.data())
+@settings(max_examples=8)
+def test_gradcheck_every_layout(name, data):
+    fn, _, kinks = ACTIVATIONS[name]
+    x = away_from_kinks(data.draw(tensors(shapes(1, 3, 1, 4))), kinks)
+    assert gradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+@given(data=st.data())
+@settings(max_examples=4)
+def test_gradgradcheck(name, data):
+    fn, _, kinks = ACTIVATIONS[name]
+    x = away_from_kinks(data.draw(tensors(shapes(1, 2, 1, 3))), kinks)
+    assert gradgradcheck(fn, (x,))
+
+
+def test_piecewise_gradients_at_and_off_kinks(device):
+    x = torch.tensor([-4.0, -3.0, -1.0, 0.0, 1.0, 3.0, 6.0, 7.0], device=device, requires_grad=True)
+    for fn, expected in [
+        (F.relu, [0, 0, 0, 0, 1, 1, 1, 1]),
+        (F.relu6, [0, 0, 0, 0, 1, 1, 0, 0]),
+        (F.hardtanh, [0, 0, 0, 1, 0, 0, 0, 0]),
+        (F.hardsigmoid, [0, 0, 1 / 6, 1 / 6, 1 / 6, 0, 0, 0]),
+        (F.hardswish, [0, -0.5, 1 / 6, 0.5, 5 / 6, 1.5, 1, 1]),
+    ]:
+        (grad,) = torch.autograd.grad(fn(x).sum(), [x])
+        np.testing.assert_allclose(grad.cpu().numpy(), expected, atol=1e-6)
+
+
+def test_softplus_and_logsigmoid_are_stable(device):
+    x = torch.tensor([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=torch.float64, device=device, requires_grad=True)
+    sp = F.softplus(x, threshold=float("inf"))
+    np.testing.assert_allclose(sp.detach().cpu().numpy(), [0, math.exp(-50), math.log(2), 50, 1000], rtol=1e-12)
+    ls = F.logsigmoid(x)
+    np.testing.assert_allclose(ls.detach().cpu().numpy(), [-1000, -50, -math.log(2), -math.exp(-50), 0], rtol=1e-12)
+    (grad,) = torch.autograd.grad(ls.sum(), [x])
+    assert np.isfinite(grad.cpu().numpy()).all()
+
+
+def _np_softmax(a, dim):
+    e = np.exp(a - a.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_family_values(dim, device):
+    a = np.random.default_rng(0).standard_normal((3, 4, 2)) * 3
+    x = torch.tensor(a, device=device)
+    np.testing.assert_allclose(F.softmax(x, dim).cpu().numpy(), _np_softmax(a, dim), rtol=1e-12)
+    np.testing.assert_allclose(F.log_softmax(x, dim).cpu().numpy(), np.log(_np_softmax(a, dim)), rtol=1e-12)
+    np.testing.assert_allclose(F.softmin(x, dim).cpu().numpy(), _np_softmax(-a, dim), rtol=1e-12)
+    np.testing.assert_allclose(x.softmax(dim).cpu().numpy(), _np_softmax(a, dim), rtol=1e-12)
+
+
+def test_softmax_is_stable_for_huge_logits(device):
+    x = torch.tensor([[1000.0, 0.0, -1000.0], [1e4, 1e4, 1e4]], device=device)
+    np.testing.assert_allclose(F.softmax(x, 1).cpu().numpy(), [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-7)
+    np.testing.assert_allclose(F.log_softmax(x, 1).cpu().numpy()[0], [0, -1000, -2000], rtol=1e-6)
+
+
+def test_softmax_dtype_argument_and_integer_inputs(device):
+    x = torch.tensor([[1, 2, 3]], device=device)
+    with pytest.raises(RuntimeError, match="\"softmax\" not implemented for 'Long'"):
+        F.softmax(x, 1)
+    out = F.softmax(x, 1, dtype=torch.float64)
+    assert out.dtype is torch.float64
+    assert F.log_softmax(torch.ones(2, 3, device=device), -1, dtype=torch.float64).dtype is torch.float64
+
+
+def test_softmax_implicit_dim_warns():
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        out = F.softmax(torch.zeros(2, 4))
+    np.testing.assert_allclose(out.numpy(), np.full((2, 4), 0.25))  # 2-D input: dim=1
+
+
+@given(data=st.data())
+@settings(max_examples=10)
+def test_softmax_family_gradcheck(data):
+    x = data.draw(tensors(shapes(1, 3, 1, 4), requires_grad=True))
+    dim = data.draw(st.integers(-x.dim(), x.dim() - 1))
+    for fn in (F.softmax, F.log_softmax, F.softmin):
+        assert gradcheck(lambda t: fn(t, dim), (x,))
+        assert gradgradcheck(lambda t: fn(t, dim), (x,))
+
+
+def test_softmax_gradient_formula(device):
+    y_np = _np_softmax(np.array([[0.5, -1.0, 2.0]]), 1)
+    x = torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64, device=device, requires_grad=True)
+    g = np.array([[1.0, 2.0, -3.0]])
+    F.softmax(x, 1).backward(torch.tensor(g, device=device))
+    np.testing.assert_allclose(x.grad.cpu().numpy(), y_np * (g - (g * y_np).sum(1, keepdims=True)), rtol=1e-12)
+
+
+def test_glu_prelu_rrelu(device):
+    a = np.random.default_rng(1).standard_normal((2, 4, 3))
+    x = torch.tensor(a, device=device, requires_grad=True)
+    np.testing.assert_allclose(F.glu(x, 1).detach().cpu().numpy(), a[:, :2] * _sigmoid(a[:, 2:]), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 2 is size 3"):
+        F.glu(x, -1)
+    w = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64, device=device, requires_grad=True)
+    expected = np.where(a > 0, a, np.array([0.1, 0.2, 0.3, 0.4])[None, :, None] * a)
+    np.testing.assert_allclose(F.prelu(x, w).detach().cpu().numpy(), expected, rtol=1e-12)
+    assert gradcheck(F.prelu, (x, w))
+    with pytest.raises(RuntimeError, match="Found parameter numbers = 3 and channel size = 4"):
+        F.prelu(x, torch.ones(3, dtype=torch.float64, device=device))
+    np.testing.assert_allclose(F.rrelu(x).detach().cpu().numpy(), np.where(a > 0, a, a * (1 / 8 + 1 / 3) / 2))
+    torch.manual_seed(0)
+    slopes = F.rrelu(-torch.ones(1000, device=device), training=True).cpu().numpy() * -1
+    assert 1 / 8 <= slopes.min() and slopes.max() <= 1 / 3 and slopes.std() > 0.03
+
+
+def test_inplace_flag_computes_out_of_place(device):
+    x = torch.tensor([-1.0, 2.0], device=device)
+    out = F.relu(x, inplace=True)
+    assert out.tolist() == [0.0, 2.0] and x.tolist() == [-1.0, 2.0]
+    assert F.elu(x, inplace=True).tolist()[1] == 2.0
+
+
+def test_errors():
+    with pytest.raises(RuntimeError, match="\"gelu\" not implemented for 'Long'"):
+        F.gelu(torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(torch.ones(2), approximate="fast")
+    with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0, but found to be -1"):
+        F.softshrink(torch.ones(2), -1)
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(torch.ones(2), 1.0, -1.0)
+
+
+def test_meta_device_shapes():
+    x = torch.empty(2, 3, device="meta")
+    assert F.softmax(x, 1).shape == (2, 3) and F.gelu(x).device.type == "meta"
+    assert F.log_softmax(x, 0).is_meta
