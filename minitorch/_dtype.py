@@ -44,7 +44,7 @@ class dtype:
         return self
 
     def to_complex(self) -> dtype:
-        raise NotImplementedError("minitorch has no complex dtypes")
+        raise RuntimeError(f"to_complex: minitorch has no complex dtypes (asked for the complex type of {self})")
 
 
 BOOL, INTEGER, FLOAT = 0, 1, 2
@@ -91,6 +91,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing their category."""
     if a is b:
         return a
+    if not isinstance(a, dtype) or not isinstance(b, dtype):
+        bad, position = (a, 1) if not isinstance(a, dtype) else (b, 2)
+        raise TypeError(f"promote_types(): argument 'type{position}' must be torch.dtype, not {type(bad).__name__}")
     if a is bool:
         return b
     if b is bool:

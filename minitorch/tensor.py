@@ -178,6 +178,7 @@ class Tensor:
 
         return strided
 
+    __array_priority__ = 1000  # numpy defers to Tensor: np.ones(3) + t is a Tensor, as with PyTorch
     is_sparse = False
     is_quantized = False
     is_mkldnn = False

@@ -1,126 +1,225 @@
-"""Arithmetic with broadcasting and type promotion: add, sub, mul, div, pow, ... and operators.
+"""Arithmetic with broadcasting and type promotion: add, sub, mul, div, remainder, fmod, pow, neg, operators.
 
-Each rule returns gradients of the broadcast shape; the engine sums them back to each input's
-shape, so no rule here has to know about broadcasting.
+Each op class holds its kernel (``compute``) beside its derivative (``backward``). Rules return
+gradients of the broadcast shape; the engine sums them back to each input's shape and casts them
+to its dtype, so no rule here knows about broadcasting. Either operand may be a Python scalar
+(``2 - t``, ``torch.pow(2, t)``): kernels take it as a weak scalar and backward returns None for it.
 """
 
 from __future__ import annotations
 
+import math
+
 from ..tensor import Tensor
 from .comparison import where
-from .op import Op
-from .promotion import promote
+from .promotion import Elementwise, promote
 
-_SCALARS = (bool, int, float)
+_SCALAR_TYPES = (bool, int, float)
+_OPERAND_TYPES = (Tensor, bool, int, float)
 
 
-class Add(Op):
-    def forward(self, a, b, alpha=1):
+def _zeros(grad: Tensor) -> Tensor:
+    from ..creation import zeros_like
+
+    return zeros_like(grad)
+
+
+class Add(Elementwise):
+    def compute(self, a, b, alpha=1):
         a, b, dtype = promote(self, a, b)
         self.alpha = alpha
-        return self.xp.add(a, b if alpha == 1 else b * alpha, dtype=dtype)
+        if alpha != 1 or type(alpha) is not int:
+            _check_alpha("add", alpha, dtype)
+            b = b * alpha
+        return self.xp.add(a, b)
 
     def backward(self, grad):
-        return grad, grad if self.alpha == 1 else grad * self.alpha
+        alpha = self.alpha
+        return (grad if self.needs_grad(0) else None), (
+            (grad if alpha == 1 else grad * alpha) if self.needs_grad(1) else None
+        )
 
 
-class Sub(Op):
-    def forward(self, a, b, alpha=1):
+class Sub(Elementwise):
+    def compute(self, a, b, alpha=1):
+        _check_sub_bool(a, b)
         a, b, dtype = promote(self, a, b)
         self.alpha = alpha
-        return self.xp.subtract(a, b if alpha == 1 else b * alpha, dtype=dtype)
+        if alpha != 1 or type(alpha) is not int:
+            _check_alpha("sub", alpha, dtype)
+            b = b * alpha
+        return self.xp.subtract(a, b)
 
     def backward(self, grad):
-        return grad, -grad if self.alpha == 1 else grad * -self.alpha
+        alpha = self.alpha
+        return (grad if self.needs_grad(0) else None), (
+            (-grad if alpha == 1 else grad * -alpha) if self.needs_grad(1) else None
+        )
 
 
-class Mul(Op):
+def _is_bool(x) -> bool:
+    return type(x) is bool or (not isinstance(x, (int, float)) and x.dtype.kind == "b")
+
+
+def _check_sub_bool(a, b) -> None:
+    """PyTorch refuses ``-`` on bool tensors (it would be an 'invert', spelled ``~``)."""
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if a_bool or b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _check_alpha(name: str, alpha, dtype) -> None:
+    if type(alpha) is bool and dtype.kind != "b":
+        raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
+    if dtype.kind != "f" and not isinstance(alpha, int):
+        raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a floating point number.")
+
+
+class Mul(Elementwise):
     save_inputs = (0, 1)
 
-    def forward(self, a, b):
-        a, b, dtype = promote(self, a, b)
-        return self.xp.multiply(a, b, dtype=dtype)
+    def compute(self, a, b):
+        a, b, _ = promote(self, a, b)
+        return self.xp.multiply(a, b)
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return grad * b, grad * a
+        return (grad * b if self.needs_grad(0) else None), (grad * a if self.needs_grad(1) else None)
 
 
-class Div(Op):
+class Div(Elementwise):
+    """True division (integers become the default float dtype), or floor/trunc-rounded division.
+    Rounded division is piecewise constant: its gradient is zero, as in PyTorch."""
+
     save_inputs = (0, 1)
 
-    def forward(self, a, b, rounding_mode=None):
+    def compute(self, a, b, rounding_mode=None):
         self.rounding_mode = rounding_mode
         xp = self.xp
         if rounding_mode is None:
-            a, b, dtype = promote(self, a, b, to_float=True)
-            return xp.true_divide(a, b, dtype=dtype)
+            a, b, _ = promote(self, a, b, to_float=True)
+            return xp.true_divide(a, b)
+        if rounding_mode not in ("floor", "trunc"):
+            raise RuntimeError(
+                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+            )
         a, b, dtype = promote(self, a, b)
+        if dtype.kind != "f":
+            _check_integer_divisor(self, b)
+            quotient = xp.floor_divide(a, b)
+            if rounding_mode == "floor" or dtype.kind == "u":
+                return quotient
+            # floor rounds down; trunc rounds towards zero: one more where the signs differ and it is inexact
+            inexact = xp.not_equal(xp.remainder(a, b), 0)
+            return quotient + xp.logical_and(inexact, xp.not_equal(xp.less(a, 0), xp.less(b, 0)))
         if rounding_mode == "floor":
-            return xp.floor_divide(a, b, dtype=dtype)
-        if rounding_mode == "trunc":
-            if dtype.kind == "f":
-                return xp.trunc(xp.true_divide(a, b)).astype(dtype)
-            quotient = xp.floor_divide(a, b, dtype=dtype)
-            remainder = xp.remainder(a, b, dtype=dtype)
-            return quotient + ((remainder != 0) & ((remainder < 0) != (xp.asarray(b) < 0))).astype(dtype)
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+            return xp.floor_divide(a, b)
+        return xp.trunc(xp.true_divide(a, b))
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        if self.rounding_mode is not None:  # piecewise constant
-            return grad * 0, grad * 0 if isinstance(b, Tensor) else None
-        return grad / b, -grad * a / (b * b) if isinstance(b, Tensor) else None
+        if self.rounding_mode is not None:
+            return (_zeros(grad) if self.needs_grad(0) else None), (_zeros(grad) if self.needs_grad(1) else None)
+        return (grad / b if self.needs_grad(0) else None), (-grad * a / (b * b) if self.needs_grad(1) else None)
 
 
-class Remainder(Op):
+def _check_integer_divisor(op: Elementwise, b) -> None:
+    """Integer division by zero raises in PyTorch (numpy would return 0 with a warning)."""
+    if type(b) in _SCALAR_TYPES:
+        zero = b == 0
+    else:
+        zero = not op.on_meta and bool((b == 0).any())
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+
+
+class Remainder(Elementwise):
+    """Python's modulo: the result has the divisor's sign. d/db = -floor(a / b)."""
+
     save_inputs = (0, 1)
 
-    def forward(self, a, b):
+    def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        return self.xp.remainder(a, b, dtype=dtype)
+        if dtype.kind != "f":
+            _check_integer_divisor(self, b)
+        return self.xp.remainder(a, b)
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return grad, -grad * div(a, b, rounding_mode="floor") if isinstance(b, Tensor) else None
+        grad_b = -grad * div(a, b, rounding_mode="floor") if self.needs_grad(1) else None
+        return (grad if self.needs_grad(0) else None), grad_b
 
 
-class Fmod(Op):
+class Fmod(Elementwise):
+    """C's fmod: the result has the dividend's sign. d/db = -trunc(a / b)."""
+
     save_inputs = (0, 1)
 
-    def forward(self, a, b):
+    def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        return self.xp.fmod(a, b, dtype=dtype)
+        if dtype.kind != "f":
+            _check_integer_divisor(self, b)
+        return self.xp.fmod(a, b)
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return grad, -grad * div(a, b, rounding_mode="trunc") if isinstance(b, Tensor) else None
+        grad_b = -grad * div(a, b, rounding_mode="trunc") if self.needs_grad(1) else None
+        return (grad if self.needs_grad(0) else None), grad_b
 
 
-class Pow(Op):
+class Pow(Elementwise):
+    """``a ** b``; either side may be a Python scalar. As in PyTorch, d/da is 0 where b == 0 (even at
+    a == 0) and d/db is 0 where a == 0 and b >= 0 (instead of the 0 * log(0) = nan of the formula)."""
+
     save_inputs = (0, 1)
     save_output = True
 
-    def forward(self, a, b):
+    def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind in "iu" and not isinstance(b, _SCALARS) and (b < 0).any():
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if dtype.kind in "iu" and isinstance(b, int) and b < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return self.xp.power(a, b, dtype=dtype)
+        xp = self.xp
+        if dtype.kind not in "iu":
+            return xp.power(a, b)
+        if type(b) in _SCALAR_TYPES:
+            if b < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            return xp.power(a, b)
+        if dtype.kind == "u":
+            return xp.power(a, b)
+        # integer tensor exponents may be negative: 1 ** -n = 1, (-1) ** -n = +-1, anything else 0
+        negative = b < 0
+        result = xp.power(a, xp.where(negative, 0, b).astype(dtype, copy=False))
+        special = xp.where(xp.equal(a, 1), 1, xp.where(xp.equal(a, -1), 1 - 2 * xp.bitwise_and(b, 1), 0))
+        return xp.where(negative, special, result).astype(dtype, copy=False)
 
     def backward(self, grad):
         a, b, out = self.saved_tensors
-        if not isinstance(b, Tensor):
-            return (grad * b * a ** (b - 1) if b != 0 else grad * 0), None
-        zero = grad.new_zeros(())
-        grad_a = where(b == 0, zero, grad * b * a ** (b - 1))  # d/da a**0 = 0, even at a = 0
-        grad_b = where((a == 0) & (b >= 0), zero, grad * out * a.log())
+        grad_a = grad_b = None
+        if self.needs_grad(0):
+            if type(b) in _SCALAR_TYPES:
+                grad_a = _zeros(grad) if b == 0 else grad * b * a ** (b - 1)
+            else:
+                grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
+        if self.needs_grad(1):
+            if type(a) in _SCALAR_TYPES:
+                if a == 0:
+                    grad_b = where(b >= 0, 0.0, grad * out * -math.inf)
+                else:
+                    grad_b = grad * out * (math.log(a) if a > 0 else math.nan)
+            else:
+                grad_b = where((a == 0) & (b >= 0), 0.0, grad * out * a.log())
         return grad_a, grad_b
 
 
-class Neg(Op):
-    def forward(self, a):
+class Neg(Elementwise):
+    def compute(self, a):
         if a.dtype.kind == "b":
             raise RuntimeError(
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
@@ -132,75 +231,74 @@ class Neg(Op):
         return -grad
 
 
-def _check_operand(op: str, x) -> None:
-    if not isinstance(x, (Tensor, bool, int, float)) and not hasattr(x, "dtype"):
-        raise TypeError(f"{op}(): argument 'other' must be Tensor or Number, not {type(x).__name__}")
+# functions -------------------------------------------------------------------------------------
+def _need_tensor(name: str, input, other) -> None:
+    """Python numbers are accepted in either position (PyTorch wraps them), but one must be a Tensor."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
 
 
-def _first_tensor(a, b):
-    return a if isinstance(a, Tensor) else b
-
-
-def add(input, other, *, alpha=1, out=None) -> Tensor:
-    _check_operand("add", other)
+def add(input: Tensor, other, *, alpha=1) -> Tensor:
+    """``input + alpha * other`` with broadcasting and type promotion."""
     if not isinstance(input, Tensor):
-        return Add.apply(other, input, alpha=1) if alpha == 1 else Add.apply(other * alpha, input)
+        _need_tensor("add", input, other)
     return Add.apply(input, other, alpha=alpha)
 
 
-def sub(input, other, *, alpha=1, out=None) -> Tensor:
-    _check_operand("sub", other)
-    if input.dtype.name == "bool" if isinstance(input, Tensor) else False:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
-            "mask, use the `~` or `logical_not()` operator instead."
-        )
+def sub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other``; refuses bool tensors as PyTorch does."""
     if not isinstance(input, Tensor):
-        return Add.apply(Neg.apply(other) if alpha == 1 else other * -alpha, input)
+        _need_tensor("sub", input, other)
     return Sub.apply(input, other, alpha=alpha)
 
 
-def mul(input, other, *, out=None) -> Tensor:
-    _check_operand("mul", other)
+def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
+
+
+def mul(input: Tensor, other) -> Tensor:
     if not isinstance(input, Tensor):
-        input, other = other, input
+        _need_tensor("mul", input, other)
     return Mul.apply(input, other)
 
 
-def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
-    _check_operand("div", other)
+def div(input: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (integers give the default float dtype), or rounded with 'floor' / 'trunc'."""
     if not isinstance(input, Tensor):
-        from ..creation import full_like
-
-        input = full_like(other, input, dtype=None if isinstance(input, float) else other.dtype)
+        _need_tensor("div", input, other)
     return Div.apply(input, other, rounding_mode=rounding_mode)
 
 
-def true_divide(input, other) -> Tensor:
+def true_divide(input: Tensor, other) -> Tensor:
     return div(input, other)
 
 
-def floor_divide(input, other) -> Tensor:
+def floor_divide(input: Tensor, other) -> Tensor:
+    """Division rounded towards -inf (PyTorch >= 1.13 semantics); integer inputs stay integer."""
     return div(input, other, rounding_mode="floor")
 
 
-def remainder(input, other) -> Tensor:
+def remainder(input: Tensor, other) -> Tensor:
+    """Python's ``%``: the result takes the divisor's sign."""
     if not isinstance(input, Tensor):
-        from ..creation import full_like
-
-        input = full_like(other, input)
+        _need_tensor("remainder", input, other)
     return Remainder.apply(input, other)
 
 
-def fmod(input, other) -> Tensor:
+def fmod(input: Tensor, other) -> Tensor:
+    """C's fmod: the result takes the dividend's sign."""
+    if not isinstance(input, Tensor):
+        _need_tensor("fmod", input, other)
     return Fmod.apply(input, other)
 
 
-def pow(input, exponent) -> Tensor:  # noqa: A001 - torch.pow
+def pow(input: Tensor, exponent) -> Tensor:  # noqa: A001 - torch.pow
+    """``input ** exponent``; ``input`` may be a Python number (``torch.pow(2, t)``)."""
     if not isinstance(input, Tensor):
-        from ..creation import full_like
-
-        input = full_like(exponent, input, dtype=None if isinstance(input, float) else exponent.dtype)
+        _need_tensor("pow", input, exponent)
     return Pow.apply(input, exponent)
 
 
@@ -208,59 +306,53 @@ def neg(input: Tensor) -> Tensor:
     return Neg.apply(input)
 
 
-negative = neg
+def positive(input: Tensor) -> Tensor:
+    """``+input``: the input itself (PyTorch refuses bool tensors)."""
+    if input.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
-def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
-    return sub(other, input, alpha=alpha)
+negative, subtract, multiply, divide = neg, sub, mul, div
 
 
-def _reflected(fn):
-    def method(self, other):
-        if not isinstance(other, (Tensor, bool, int, float)) and not hasattr(other, "dtype"):
-            return NotImplemented
-        return fn(other, self)
-
-    return method
+# operators -------------------------------------------------------------------------------------
+def _operand(other) -> bool:
+    return isinstance(other, _OPERAND_TYPES) or hasattr(other, "dtype")
 
 
-def _forward(fn):
-    def method(self, other):
-        if not isinstance(other, (Tensor, bool, int, float)) and not hasattr(other, "dtype"):
-            return NotImplemented
-        return fn(self, other)
+def _binary_operators(op):
+    """``t <op> other`` and ``other <op> t`` straight to the Op (unknown types return NotImplemented)."""
 
-    return method
+    def forward(self, other):
+        return op.apply(self, other) if _operand(other) else NotImplemented
+
+    def reflected(self, other):
+        return op.apply(other, self) if _operand(other) else NotImplemented
+
+    return forward, reflected
 
 
-Tensor.add = add
-Tensor.sub = Tensor.subtract = sub
-Tensor.mul = Tensor.multiply = mul
-Tensor.div = Tensor.divide = div
-Tensor.true_divide = true_divide
-Tensor.floor_divide = floor_divide
-Tensor.remainder = remainder
-Tensor.fmod = fmod
-Tensor.pow = pow
-Tensor.neg = Tensor.negative = neg
-Tensor.__add__ = _forward(add)
-Tensor.__radd__ = _reflected(add)
-Tensor.__sub__ = _forward(sub)
-Tensor.__rsub__ = _reflected(sub)
-Tensor.__mul__ = _forward(mul)
-Tensor.__rmul__ = _reflected(mul)
-Tensor.__truediv__ = _forward(div)
-Tensor.__rtruediv__ = _reflected(div)
-Tensor.__floordiv__ = _forward(floor_divide)
-Tensor.__rfloordiv__ = _reflected(floor_divide)
-Tensor.__mod__ = _forward(remainder)
-Tensor.__rmod__ = _reflected(remainder)
-Tensor.__pow__ = _forward(pow)
-Tensor.__rpow__ = _reflected(pow)
+Tensor.__add__, Tensor.__radd__ = _binary_operators(Add)
+Tensor.__sub__, Tensor.__rsub__ = _binary_operators(Sub)
+Tensor.__mul__, Tensor.__rmul__ = _binary_operators(Mul)
+Tensor.__truediv__, Tensor.__rtruediv__ = _binary_operators(Div)
+Tensor.__mod__, Tensor.__rmod__ = _binary_operators(Remainder)
+Tensor.__pow__, Tensor.__rpow__ = _binary_operators(Pow)
+Tensor.__floordiv__ = lambda self, other: (
+    Div.apply(self, other, rounding_mode="floor") if _operand(other) else NotImplemented
+)
+Tensor.__rfloordiv__ = lambda self, other: (
+    Div.apply(other, self, rounding_mode="floor") if _operand(other) else NotImplemented
+)
 Tensor.__neg__ = neg
-Tensor.__pos__ = lambda self: self
-Tensor.subtract = sub
+Tensor.__pos__ = positive
 
-subtract, multiply, divide = sub, mul, div
+__all__ = [
+    "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "remainder", "fmod", "pow", "neg", "negative", "positive",
+]
 
-__all__ = ['add', 'sub', 'subtract', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'floor_divide', 'remainder', 'fmod', 'pow', 'neg', 'negative', 'rsub']
+for _name in __all__:
+    if _name != "rsub":  # torch.rsub has no Tensor method
+        setattr(Tensor, _name, globals()[_name])

@@ -1,102 +1,159 @@
-"""Comparisons and logical ops (bool results, no gradient), and ``where`` (gradient to the branch taken)."""
+"""Comparisons, logical and bitwise ops (no gradient), ``where`` and ``masked_fill`` (gradient to the branch taken).
+
+Comparisons promote their operands first, as PyTorch does (``int64 == float32`` compares in float32),
+then return bool tensors. Logical ops accept any dtype; bitwise ops only bool and integer dtypes.
+"""
 
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .op import Op
-from .promotion import promote
+from .promotion import Elementwise, promote
+
+_SCALAR_TYPES = (bool, int, float)
+_OPERAND_TYPES = (Tensor, bool, int, float)
+_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
-class Compare(Op):
+class Compare(Elementwise):
     """Elementwise comparison in the operands' promoted dtype; the result is bool."""
 
     ufunc = ""
 
-    def forward(self, a, b):
+    def compute(self, a, b):
         a, b, _ = promote(self, a, b)
         return getattr(self.xp, self.ufunc)(a, b)
 
 
-def _compare(name: str, ufunc: str):
-    op = type(name.capitalize(), (Compare,), {"ufunc": ufunc})
+class Logical(Elementwise):
+    """Logical ops read any dtype as truth values (nonzero is True); no promotion is needed."""
 
-    def function(input, other, *, out=None) -> Tensor:
-        if not isinstance(input, Tensor):
-            return op.apply(_as_tensor_like(other, input), other)
+    ufunc = ""
+
+    def compute(self, a, b):
+        return getattr(self.xp, self.ufunc)(a, b)
+
+
+def _binary(name: str, base: type, ufunc: str, doc: str):
+    op = type(name.title().replace("_", ""), (base,), {"ufunc": ufunc})
+
+    def function(input: Tensor, other) -> Tensor:
         return op.apply(input, other)
 
-    function.__name__ = name
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.op = op
     return function
 
 
-def _as_tensor_like(t: Tensor, value) -> Tensor:
-    from ..creation import tensor
-
-    return tensor(value, device=t.device)
-
-
-eq = _compare("eq", "equal")
-ne = _compare("ne", "not_equal")
-lt = _compare("lt", "less")
-le = _compare("le", "less_equal")
-gt = _compare("gt", "greater")
-ge = _compare("ge", "greater_equal")
-logical_and = _compare("logical_and", "logical_and")
-logical_or = _compare("logical_or", "logical_or")
-logical_xor = _compare("logical_xor", "logical_xor")
+eq = _binary("eq", Compare, "equal", "``input == other`` elementwise (bool result, broadcasting).")
+ne = _binary("ne", Compare, "not_equal", "``input != other`` elementwise (bool result, broadcasting).")
+lt = _binary("lt", Compare, "less", "``input < other`` elementwise (bool result, broadcasting).")
+le = _binary("le", Compare, "less_equal", "``input <= other`` elementwise (bool result, broadcasting).")
+gt = _binary("gt", Compare, "greater", "``input > other`` elementwise (bool result, broadcasting).")
+ge = _binary("ge", Compare, "greater_equal", "``input >= other`` elementwise (bool result, broadcasting).")
+logical_and = _binary("logical_and", Logical, "logical_and", "Elementwise AND of truth values (bool result).")
+logical_or = _binary("logical_or", Logical, "logical_or", "Elementwise OR of truth values (bool result).")
+logical_xor = _binary("logical_xor", Logical, "logical_xor", "Elementwise XOR of truth values (bool result).")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
-class LogicalNot(Op):
-    def forward(self, a):
-        return self.xp.logical_not(a)
+class _Classify(Elementwise):
+    """A unary bool-valued kernel (logical_not, isnan, isinf, ...)."""
 
-
-def logical_not(input: Tensor) -> Tensor:
-    return LogicalNot.apply(input)
-
-
-class Bitwise(Op):
     ufunc = ""
 
-    def forward(self, a, b=None):
-        if b is None:
-            return getattr(self.xp, self.ufunc)(a)
-        a, b, _ = promote(self, a, b)
-        if a.dtype.kind == "f" or getattr(b, "dtype", None) is not None and b.dtype.kind == "f":
-            raise RuntimeError(f"\"{self.ufunc}_cpu\" not implemented for 'Float'")
-        return getattr(self.xp, self.ufunc)(a, b)
+    def compute(self, a):
+        return getattr(self.xp, self.ufunc)(a)
 
 
-def _bitwise(name: str, ufunc: str):
-    op = type(name, (Bitwise,), {"ufunc": ufunc})
+def _unary(name: str, ufunc: str, doc: str):
+    op = type(name.title().replace("_", ""), (_Classify,), {"ufunc": ufunc})
 
-    def function(input, other=None) -> Tensor:
-        return op.apply(input) if other is None else op.apply(input, other)
+    def function(input: Tensor) -> Tensor:
+        return op.apply(input)
 
-    function.__name__ = name
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
     return function
 
 
-bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or")
-bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
-bitwise_not = _bitwise("bitwise_not", "invert")
+logical_not = _unary("logical_not", "logical_not", "Elementwise NOT of truth values (bool result).")
+isnan = _unary("isnan", "isnan", "True where the element is NaN.")
+isinf = _unary("isinf", "isinf", "True where the element is +inf or -inf.")
+isposinf = _unary("isposinf", "isposinf", "True where the element is +inf.")
+isneginf = _unary("isneginf", "isneginf", "True where the element is -inf.")
+isfinite = _unary("isfinite", "isfinite", "True where the element is neither infinite nor NaN.")
+signbit = _unary("signbit", "signbit", "True where the sign bit is set (including -0.0).")
 
 
-class Where(Op):
+class Bitwise(Elementwise):
+    """Bitwise ops on bool and integer dtypes (PyTorch refuses floating point)."""
+
+    ufunc = ""
+
+    def compute(self, a, b=None):
+        if b is None:
+            _check_integral(self.ufunc, a)
+            return getattr(self.xp, self.ufunc)(a)
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind == "f":
+            _check_integral(self.ufunc, a if type(a) not in _SCALAR_TYPES and a.dtype.kind == "f" else b)
+        return getattr(self.xp, self.ufunc)(a, b)
+
+
+def _check_integral(ufunc: str, x) -> None:
+    kind = "float" if type(x) is float else x.dtype.kind
+    if kind in ("f", "float"):
+        name = "Float" if type(x) is float else _TYPE_NAMES.get(str(x.dtype), str(x.dtype))
+        raise RuntimeError(f'"{ufunc}_cpu" not implemented for \'{name}\'')
+
+
+def _bitwise(name: str, ufunc: str, doc: str):
+    op = type(name.title().replace("_", ""), (Bitwise,), {"ufunc": ufunc})
+
+    def function(input: Tensor, other=None) -> Tensor:
+        return op.apply(input) if other is None else op.apply(input, other)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.op = op
+    return function
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", "Elementwise AND of bits (bool and integer dtypes).")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", "Elementwise OR of bits (bool and integer dtypes).")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "Elementwise XOR of bits (bool and integer dtypes).")
+bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift", "``input << other`` (integer dtypes).")
+bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", "``input >> other`` (integer dtypes).")
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Elementwise NOT of bits; logical NOT on bool tensors (``~mask``)."""
+    return _BitwiseNot.apply(input)
+
+
+_BitwiseNot = type("BitwiseNot", (Bitwise,), {"ufunc": "invert"})
+
+
+class Where(Elementwise):
+    """``input`` where ``condition`` holds, else ``other``; each branch gets the gradient where it was taken."""
+
     save_inputs = (0,)
 
-    def forward(self, condition, a, b):
+    def compute(self, condition, a, b):
         if condition.dtype.kind != "b":
-            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{_TYPE_NAMES.get(str(condition.dtype), str(condition.dtype))}"
+            )
         a, b, dtype = promote(self, a, b)
         return self.xp.where(condition, a, b).astype(dtype, copy=False)
 
     def backward(self, grad):
         (condition,) = self.saved_tensors
-        zero = grad.new_zeros(())
-        return None, where(condition, grad, zero), where(condition, zero, grad)
+        grad_a = where(condition, grad, 0.0) if self.needs_grad(1) else None
+        grad_b = where(condition, 0.0, grad) if self.needs_grad(2) else None
+        return None, grad_a, grad_b
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
@@ -113,11 +170,12 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """``value`` where ``mask`` is True (mask broadcasts to input), differentiable in input and a tensor value."""
     if mask.dtype.name != "bool":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(
-                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s)."
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.dim()} dimension(s)."
             )
         value = value.to(input.dtype)
     else:
@@ -132,49 +190,84 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     return out
 
 
-def isnan(input: Tensor) -> Tensor:
-    return ne(input, input)
+class IsClose(Elementwise):
+    """``|a - b| <= atol + rtol * |b|``, or equal (so equal infinities are close); NaNs only with equal_nan."""
+
+    def compute(self, a, b, rtol, atol, equal_nan):
+        xp = self.xp
+        close = xp.equal(a, b)
+        if equal_nan:
+            close = xp.logical_or(close, xp.logical_and(xp.isnan(a), xp.isnan(b)))
+        if rtol == 0 and atol == 0:
+            return close
+        if a.dtype.kind != "f":
+            a, b = a.astype(xp.float64), b.astype(xp.float64)
+        allowed = atol + xp.abs(rtol * b)
+        actual = xp.abs(a - b)
+        return xp.logical_or(close, xp.logical_and(xp.isfinite(actual), xp.less_equal(actual, allowed)))
 
 
-class _Classify(Op):
-    fn = ""
-
-    def forward(self, a):
-        return getattr(self.xp, self.fn)(a)
-
-
-_Isinf = type("Isinf", (_Classify,), {"fn": "isinf"})
-_Isfinite = type("Isfinite", (_Classify,), {"fn": "isfinite"})
-
-
-def isinf(input: Tensor) -> Tensor:
-    return _Isinf.apply(input)
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """Elementwise closeness, as ``allclose`` but per element (bool result)."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"isclose(): expected both input and other to have the same dtype, but got {input.dtype} and {other.dtype}"
+        )
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    return IsClose.apply(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-def isfinite(input: Tensor) -> Tensor:
-    return _Isfinite.apply(input)
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """True when every element is close (see isclose)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
-    """True when both have the same shape and elements."""
+    """True when both have the same shape and elements (NaN is never equal)."""
     return input.shape == other.shape and bool(eq(input, other).all())
 
 
-for _fn in (eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
-            bitwise_xor, bitwise_not, masked_fill, isnan, isinf, isfinite, equal):
-    setattr(Tensor, _fn.__name__, _fn)
-Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal = gt, ge, lt, le, ne
-Tensor.where = lambda self, condition, other: where(condition, self, other)
-Tensor.__eq__ = lambda self, other: eq(self, other)
-Tensor.__ne__ = lambda self, other: ne(self, other)
-Tensor.__lt__ = lambda self, other: lt(self, other)
-Tensor.__le__ = lambda self, other: le(self, other)
-Tensor.__gt__ = lambda self, other: gt(self, other)
-Tensor.__ge__ = lambda self, other: ge(self, other)
-Tensor.__and__ = Tensor.__rand__ = lambda self, other: bitwise_and(self, other)
-Tensor.__or__ = Tensor.__ror__ = lambda self, other: bitwise_or(self, other)
-Tensor.__xor__ = Tensor.__rxor__ = lambda self, other: bitwise_xor(self, other)
-Tensor.__invert__ = lambda self: bitwise_not(self)
-Tensor.__hash__ = object.__hash__
+# Tensor methods and operators --------------------------------------------------------------------
+def _operand(other) -> bool:
+    return isinstance(other, _OPERAND_TYPES) or hasattr(other, "dtype")
 
-__all__ = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal', 'logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_not', 'where', 'masked_fill', 'isnan', 'isinf', 'isfinite', 'equal']
+
+def _operators(function):
+    op = function.op
+
+    def forward(self, other):
+        return op.apply(self, other) if _operand(other) else NotImplemented
+
+    def reflected(self, other):
+        return op.apply(other, self) if _operand(other) else NotImplemented
+
+    return forward, reflected
+
+
+Tensor.__eq__ = _operators(eq)[0]
+Tensor.__ne__ = _operators(ne)[0]
+Tensor.__lt__ = _operators(lt)[0]
+Tensor.__le__ = _operators(le)[0]
+Tensor.__gt__ = _operators(gt)[0]
+Tensor.__ge__ = _operators(ge)[0]
+Tensor.__and__, Tensor.__rand__ = _operators(bitwise_and)
+Tensor.__or__, Tensor.__ror__ = _operators(bitwise_or)
+Tensor.__xor__, Tensor.__rxor__ = _operators(bitwise_xor)
+Tensor.__lshift__, Tensor.__rlshift__ = _operators(bitwise_left_shift)
+Tensor.__rshift__, Tensor.__rrshift__ = _operators(bitwise_right_shift)
+Tensor.__invert__ = bitwise_not
+Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
+
+__all__ = [
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "isnan", "isinf",
+    "isposinf", "isneginf", "isfinite", "signbit", "isclose", "allclose", "equal",
+]
+
+for _name in __all__:
+    setattr(Tensor, _name, globals()[_name])
+Tensor.where = lambda self, condition, other: where(condition, self, other)
