@@ -1,13 +1,23 @@
-"""Reductions over dims (int, tuple or all) with keepdim."""
+"""Reductions over dims (int, tuple or all) with keepdim, and the cumulative scans.
+
+Every backward first restores the reduced dims as size 1 (``restore_dims``) so the gradient
+broadcasts against the input. Max/min-like values either share their gradient evenly among all
+tied elements (``max()``, ``amax``, ``median()``: ``SplitAmongTies``) or send it to the one element
+whose index they return (``max(dim)``, ``sort``, ``topk``: ``SelectAlongDim``), as PyTorch does.
+"""
 
 from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
-from .. import _dtype
+from .. import _dtype, return_types
 from ..tensor import Tensor, wrap_dim
 from .op import Op
+from .promotion import as_float
+
+_INF = float("inf")
 
 
 def reduction_dims(dim, ndim: int) -> tuple:
@@ -16,6 +26,8 @@ def reduction_dims(dim, ndim: int) -> tuple:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     wrapped = tuple(sorted({wrap_dim(d, ndim) for d in dims}))
+    if ndim == 0:  # a 0-d tensor accepts dim 0 / -1, and there is nothing to reduce
+        return ()
     if len(wrapped) != len(dims):
         raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
     return wrapped
@@ -23,6 +35,11 @@ def reduction_dims(dim, ndim: int) -> tuple:
 
 def keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
+def restore_dims(t: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+    """A reduced result (or its gradient) with the reduced dims back as size 1, to broadcast against the input."""
+    return t if keepdim else t.reshape(keepdim_shape(shape, dims))
 
 
 def accumulate_dtype(backend, array, dtype):
@@ -34,15 +51,32 @@ def accumulate_dtype(backend, array, dtype):
     return array.dtype
 
 
+def _int64(op: Op):
+    return op.backend.array_dtype(_dtype.int64)
+
+
+def _check_nonempty(name: str, shape: tuple, dims: tuple) -> None:
+    for d in dims:
+        if shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _on_0d(fn, input: Tensor, *args):
+    """Run a dim-wise op on a 0-d tensor as on one element (PyTorch accepts dim 0 / -1 there)."""
+    result = fn(input.reshape(1), 0, *args)
+    if isinstance(result, tuple):
+        return type(result)(*(r.reshape(()) for r in result))
+    return result.reshape(())
+
+
+# sum, mean, prod --------------------------------------------------------------------------------------
 class Sum(Op):
     def forward(self, x, dims, keepdim, dtype=None):
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
         return self.xp.sum(x, axis=dims, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        if not self.keepdim:
-            grad = grad.reshape(keepdim_shape(self.input_shape, self.dims))
-        return grad.expand(self.input_shape)
+        return restore_dims(grad, self.input_shape, self.dims, self.keepdim).expand(self.input_shape)
 
 
 class Mean(Op):
@@ -57,9 +91,7 @@ class Mean(Op):
         return self.xp.mean(x, axis=dims, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        if not self.keepdim:
-            grad = grad.reshape(keepdim_shape(self.input_shape, self.dims))
-        return grad.expand(self.input_shape) / self.count
+        return restore_dims(grad, self.input_shape, self.dims, self.keepdim).expand(self.input_shape) / self.count
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
@@ -84,6 +116,481 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     return out.reshape(size) if lead else out
 
 
+class Prod(Op):
+    """Product over one dim or all. Without zeros the gradient is ``out / x``; with zeros it is the
+    product of the *other* elements, from exclusive cumprods (PyTorch's prod_safe_zeros_backward)."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, dim, keepdim, dtype=None):
+        self.input_shape, self.dim, self.keepdim = x.shape, dim, keepdim
+        return self.xp.prod(x, axis=dim, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        dims = tuple(range(x.dim())) if self.dim is None else (self.dim,)
+        grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
+        if x.numel() == 0:
+            return grad.expand(self.input_shape)
+        if not bool((x == 0).any()):
+            return grad * restore_dims(out, self.input_shape, dims, self.keepdim) / x
+        if self.dim is None:
+            return grad * _product_of_others(x.reshape(-1), 0).reshape(self.input_shape)
+        return grad * _product_of_others(x, self.dim)
+
+
+def _along(t: Tensor, dim: int, values: list) -> Tensor:
+    """An int64 index tensor holding ``values`` along ``dim``, expanded to ``t``'s shape (for gather)."""
+    from ..creation import tensor
+
+    shape = [1] * t.dim()
+    shape[dim] = len(values)
+    return tensor(values, dtype=_dtype.int64, device=t.device).reshape(shape).expand(t.shape)
+
+
+def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
+    """``[1, x0, x0*x1, ...]`` along ``dim``, differentiable (a gather shifts, cumprod multiplies)."""
+    n = x.shape[dim]
+    shifted = x.gather(dim, _along(x, dim, [0] + list(range(n - 1))))
+    first = _along(x, dim, [1] + [0] * (n - 1)) == 1
+    from .comparison import where
+
+    return where(first, 1.0, shifted).cumprod(dim)
+
+
+def _product_of_others(x: Tensor, dim: int) -> Tensor:
+    """``prod(x_j for j != i)`` along ``dim`` for every i, correct when x has zeros; O(n)."""
+    reverse = _along(x, dim, list(range(x.shape[dim] - 1, -1, -1)))
+    backwards = _exclusive_cumprod(x.gather(dim, reverse), dim).gather(dim, reverse)
+    return _exclusive_cumprod(x, dim) * backwards
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or along one ``dim``; integers and bools multiply in int64."""
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim is not None:
+        dim = wrap_dim(dim, input.dim())
+        if input.dim() == 0:
+            return Prod.apply(input, None, False, dtype)
+    return Prod.apply(input, dim, keepdim, dtype)
+
+
+# cumulative scans -------------------------------------------------------------------------------------
+class Cumsum(Op):
+    def forward(self, x, dim, dtype=None):
+        self.dim = dim
+        return self.xp.cumsum(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
+
+    def backward(self, grad):
+        return ReverseCumsum.apply(grad, self.dim)
+
+
+class ReverseCumsum(Op):
+    """``out[i] = sum(x[j] for j >= i)``: the gradient of cumsum (and cumsum is its gradient)."""
+
+    def forward(self, x, dim):
+        self.dim = dim
+        xp = self.xp
+        return xp.flip(xp.cumsum(xp.flip(x, dim), axis=dim), dim)
+
+    def backward(self, grad):
+        return Cumsum.apply(grad, self.dim)
+
+
+class Cumprod(Op):
+    """Running product. Without zeros the gradient is ``reverse_cumsum(grad * out) / x``; with zeros
+    it is computed from the partial products that skip each element (O(n^2) per slice, still exact)."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, dim, dtype=None):
+        self.dim = dim
+        return self.xp.cumprod(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        dim = self.dim
+        if x.numel() == 0:
+            return grad
+        if not bool((x == 0).any()):
+            return ReverseCumsum.apply(grad * out, dim) / x
+        from .comparison import where
+
+        n = x.shape[dim]
+        rows = x.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): row i will skip x_i
+        skip = self.constant(self.xp.eye(n, dtype=bool))
+        partial = where(skip, 1.0, rows).cumprod(-1)  # [..., i, k] = prod(x_j for j <= k, j != i)
+        after = self.constant(self.xp.triu(self.xp.ones((n, n), dtype=bool)))  # out_k depends on x_i iff k >= i
+        terms = where(after, partial, 0.0) * grad.movedim(dim, -1).unsqueeze(-2)
+        return terms.sum(-1).movedim(-1, dim)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running sum along ``dim``; integers and bools accumulate in int64."""
+    if input.dim() == 0:
+        wrap_dim(dim, 0)
+        return _on_0d(lambda t, d: cumsum(t, d, dtype=dtype), input)
+    return Cumsum.apply(input, wrap_dim(dim, input.dim()), dtype)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running product along ``dim``; integers and bools accumulate in int64."""
+    if input.dim() == 0:
+        wrap_dim(dim, 0)
+        return _on_0d(lambda t, d: cumprod(t, d, dtype=dtype), input)
+    return Cumprod.apply(input, wrap_dim(dim, input.dim()), dtype)
+
+
+# max / min ------------------------------------------------------------------------------------------
+class SplitAmongTies(Op):
+    """Base of reductions to one of the input's values: the gradient is shared evenly by every
+    element equal to the result (NaN counts as equal to a NaN result), as PyTorch's
+    evenly_distribute_backward / amax backward do. Subclasses set input_shape, dims, keepdim."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        shape, dims, keepdim = self.input_shape, self.dims, self.keepdim
+        grad, out = restore_dims(grad, shape, dims, keepdim), restore_dims(out, shape, dims, keepdim)
+        ties = (x == out) | (x.isnan() & out.isnan())
+        return grad / ties.sum(dims, keepdim=True) * ties
+
+
+class Extremum(SplitAmongTies):
+    """amax / amin (and ``max()`` / ``min()`` of all elements)."""
+
+    def forward(self, x, dims, keepdim, largest):
+        self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
+        return (self.xp.amax if largest else self.xp.amin)(x, axis=dims, keepdims=keepdim)
+
+
+class SelectAlongDim(Op):
+    """Base of ops whose values are picked from the input at returned indices along ``self.dim``
+    (``self.index``, keepdim layout): the gradient goes to the picked elements only."""
+
+    def backward(self, grad, grad_indices=None):
+        if not self.keepdim:
+            grad = grad.unsqueeze(self.dim)
+        return grad.new_zeros(self.input_shape).scatter(self.dim, self.constant(self.index), grad)
+
+    def pick(self, x, index, dim: int, keepdim: bool):
+        """``(values, indices)`` at ``index`` (keepdim layout) and remember what backward needs."""
+        self.input_shape, self.dim, self.keepdim, self.index = x.shape, dim, keepdim, index
+        values = self.xp.take_along_axis(x, index, axis=dim)
+        if keepdim:
+            return values, index
+        return values.squeeze(dim), index.squeeze(dim)
+
+
+class ExtremumAlongDim(SelectAlongDim):
+    """``max(input, dim)`` / ``min(input, dim)``: values and the index of the first extremum (NaN wins)."""
+
+    def forward(self, x, dim, keepdim, largest):
+        index = (self.xp.argmax if largest else self.xp.argmin)(x, axis=dim, keepdims=True).astype(_int64(self))
+        return self.pick(x, index, dim, keepdim)
+
+
+def _elementwise(name: str, input: Tensor, other: Tensor) -> Tensor:
+    """``max(a, b)`` is ``maximum(a, b)``; it lives with the binary elementwise ops."""
+    from . import comparison, pointwise
+
+    fn = getattr(comparison, name, None) or getattr(pointwise, name, None)
+    if fn is None:
+        raise RuntimeError(f"{name}() is not available in this build of minitorch")
+    return fn(input, other)
+
+
+def _max_or_min(name: str, largest: bool, input: Tensor, dim, keepdim: bool, other):
+    if isinstance(dim, Tensor) or other is not None:
+        return _elementwise("maximum" if largest else "minimum", input, dim if other is None else other)
+    result_type = return_types.max if largest else return_types.min
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                "dim with the 'dim' argument."
+            )
+        return Extremum.apply(input, tuple(range(input.dim())), False, largest)
+    if input.dim() == 0:
+        wrap_dim(dim, 0)
+        return _on_0d(lambda t, d: _max_or_min(name, largest, t, d, False, None), input)
+    dim = wrap_dim(dim, input.dim())
+    _check_nonempty(name, input.shape, (dim,))
+    return result_type(*ExtremumAlongDim.apply(input, dim, keepdim, largest))
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+    """``max(input)``: the largest element; ``max(input, dim)``: ``(values, indices)`` along ``dim``;
+    ``max(input, other)``: the elementwise maximum."""
+    return _max_or_min("max", True, input, dim, keepdim, other)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
+    """``min(input)``, ``min(input, dim)`` -> ``(values, indices)``, or elementwise ``min(input, other)``."""
+    return _max_or_min("min", False, input, dim, keepdim, other)
+
+
+def _extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    dims = reduction_dims(dim, input.dim())
+    _check_nonempty(name, input.shape, dims)
+    return Extremum.apply(input, dims, keepdim, largest)
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Largest value over ``dim`` (int or tuple; all by default); ties share the gradient evenly."""
+    return _extremum("amax", True, input, dim, keepdim)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Smallest value over ``dim`` (int or tuple; all by default); ties share the gradient evenly."""
+    return _extremum("amin", False, input, dim, keepdim)
+
+
+def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
+    """``(min, max)`` over ``dim`` (one int) or all elements."""
+    dims = () if dim is None else (dim,)
+    return return_types.aminmax(_extremum("aminmax", False, input, dims, keepdim),
+                                _extremum("aminmax", True, input, dims, keepdim))
+
+
+class ArgExtremum(Op):
+    """Index of the first max/min along ``dim`` (of the flattened input when dim is None); int64."""
+
+    def forward(self, x, dim, keepdim, largest):
+        fn = self.xp.argmax if largest else self.xp.argmin
+        if dim is None:
+            index = fn(x.reshape(-1))
+            index = self.xp.asarray(index).reshape((1,) * x.ndim if keepdim else ())
+        else:
+            index = fn(x, axis=dim, keepdims=keepdim)
+        return index.astype(_int64(self))
+
+
+def _arg_extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        return ArgExtremum.apply(input.detach(), None, keepdim, largest)
+    if input.dim() == 0:
+        wrap_dim(dim, 0)
+        return _on_0d(lambda t, d: _arg_extremum(name, largest, t, d, False), input)
+    dim = wrap_dim(dim, input.dim())
+    _check_nonempty(name, input.shape, (dim,))
+    return ArgExtremum.apply(input.detach(), dim, keepdim, largest)
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the first largest element along ``dim`` (or of the flattened input); int64, no gradient."""
+    return _arg_extremum("argmax", True, input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the first smallest element along ``dim`` (or of the flattened input); int64, no gradient."""
+    return _arg_extremum("argmin", False, input, dim, keepdim)
+
+
+# var / std ------------------------------------------------------------------------------------------
+class Var(Op):
+    """``sum((x - mean)^2) / max(N - correction, 0)`` (std: its square root). A divisor of 0 gives
+    inf (or nan for 0/0), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, dims, correction, keepdim, take_sqrt):
+        xp = self.xp
+        self.input_shape, self.dims, self.keepdim, self.take_sqrt = x.shape, dims, keepdim, take_sqrt
+        count = math.prod(x.shape[d] for d in dims)
+        self.divisor = builtins.max(count - correction, 0)
+        centered = x - xp.sum(x, axis=dims, keepdims=True) / builtins.max(count, 1)
+        squares = xp.sum(centered * centered, axis=dims, keepdims=keepdim)
+        if self.divisor == 0:
+            out = xp.where(squares == 0, math.nan, _INF).astype(x.dtype)
+        else:
+            out = squares / self.divisor
+        return xp.sqrt(out) if take_sqrt else out
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        shape, dims = self.input_shape, self.dims
+        grad = restore_dims(grad, shape, dims, self.keepdim)
+        centered = x - x.mean(dims, keepdim=True)
+        scale = 1 / self.divisor if self.divisor else _INF
+        if not self.take_sqrt:
+            return grad * centered * (2 * scale)
+        out = restore_dims(out, shape, dims, self.keepdim)
+        return _safe_divide(grad, out) * centered * scale
+
+
+def _sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 as x's dtype (a constant: its derivative is 0 almost everywhere)."""
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+def _safe_divide(numerator: Tensor, denominator: Tensor) -> Tensor:
+    """``numerator / denominator``, 0 where the denominator is 0; no inf or nan even in double backward."""
+    from .comparison import where
+
+    zero = denominator == 0
+    return where(zero, 0.0, numerator / where(zero, 1.0, denominator))
+
+
+def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received both 'unbiased' and 'correction'; pass only one of them")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not input.dtype.is_floating_point:
+        what = "std and var" if name in ("var", "std") else name
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
+    dims = reduction_dims(dim, input.dim())
+    if math.prod(input.shape[d] for d in dims) - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+            "(input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return dims, keepdim, correction
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0)."""
+    dims, keepdim, correction = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, False)
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1)."""
+    dims, keepdim, correction = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, True)
+
+
+def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """``(var, mean)`` over ``dim``."""
+    dims, keepdim, correction = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, False), mean(input, dims, keepdim)
+
+
+def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """``(std, mean)`` over ``dim``."""
+    dims, keepdim, correction = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, True), mean(input, dims, keepdim)
+
+
+# norm, logsumexp ------------------------------------------------------------------------------------
+class Norm(Op):
+    """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0)."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, p, dims, keepdim):
+        xp = self.xp
+        self.input_shape, self.p, self.dims, self.keepdim = x.shape, p, dims, keepdim
+        magnitude = xp.abs(x)
+        if p == 2:
+            return xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim))
+        if p == 1:
+            return xp.sum(magnitude, axis=dims, keepdims=keepdim)
+        if p == 0:
+            return xp.sum(x != 0, axis=dims, keepdims=keepdim).astype(x.dtype)
+        if math.isinf(p):
+            return (xp.amax if p > 0 else xp.amin)(magnitude, axis=dims, keepdims=keepdim)
+        if p < 0:  # |0|^p is inf; computed without numpy's divide-by-zero warning
+            zero = magnitude == 0
+            powers = xp.where(zero, _INF, xp.where(zero, 1, magnitude) ** p).astype(x.dtype)
+        else:
+            powers = magnitude**p
+        return xp.sum(powers, axis=dims, keepdims=keepdim) ** (1.0 / p)
+
+    def backward(self, grad):
+        from .comparison import where
+
+        x, out = self.saved_tensors
+        p, dims = self.p, self.dims
+        grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
+        out = restore_dims(out, self.input_shape, dims, self.keepdim)
+        if p == 0:
+            return x * 0 * grad
+        if p == 1:
+            return grad * _sign(x)
+        if p == 2:
+            return x * _safe_divide(grad, out)
+        if math.isinf(p):
+            ties = x * _sign(x) == out
+            return _sign(x) * (grad / ties.sum(dims, keepdim=True)) * ties
+        magnitude = x * _sign(x)
+        if p < 1:
+            zero = x == 0
+            scaled = where(zero, 0.0, where(zero, 1.0, magnitude) ** (p - 1))
+            return _sign(x) * scaled * grad * out ** (1 - p)
+        if p < 2:
+            return _sign(x) * magnitude ** (p - 1) * _safe_divide(grad, out ** (p - 1))
+        return x * magnitude ** (p - 2) * _safe_divide(grad, out ** (p - 1))
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
+    """Vector p-norm (``p`` a number, ``inf``, ``-inf`` or ``'fro'``) over ``dim`` (int, tuple or all)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{input.dtype.name.capitalize()}"
+        )
+    if p is None or p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm(): p={p!r} is not supported (only numbers, inf, -inf and 'fro')")
+    dims = reduction_dims(dim, input.dim())
+    if math.isinf(p) and input.numel() == 0:
+        raise RuntimeError(
+            "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation does not "
+            "have an identity"
+        )
+    return Norm.apply(input, float(p), dims, keepdim)
+
+
+class Logsumexp(Op):
+    """``log(sum(exp(x)))`` computed as ``m + log(sum(exp(x - m)))`` with m the max (finite) value;
+    the gradient is the softmax ``exp(x - out)``."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, dims, keepdim):
+        xp = self.xp
+        x = as_float(self, x)
+        self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
+        if builtins.any(x.shape[d] == 0 for d in dims):
+            return xp.full(xp.sum(x, axis=dims, keepdims=keepdim).shape, -_INF, dtype=x.dtype)
+        shift = xp.amax(x, axis=dims, keepdims=True)
+        shift = xp.where(xp.isinf(shift), 0, shift).astype(x.dtype)
+        total = xp.sum(xp.exp(x - shift), axis=dims, keepdims=True)
+        positive = total > 0  # all -inf gives 0: its log is -inf (without numpy's divide warning)
+        out = xp.where(positive, xp.log(xp.where(positive, total, 1)), -_INF).astype(x.dtype) + shift
+        return out if keepdim else out.squeeze(axis=dims)
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        grad = restore_dims(grad, self.input_shape, self.dims, self.keepdim)
+        return grad * (x - restore_dims(out, self.input_shape, self.dims, self.keepdim)).exp()
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input)))`` over ``dim`` (int or tuple), without overflow."""
+    return Logsumexp.apply(input, reduction_dims(dim, input.dim()), keepdim)
+
+
+# boolean and counting reductions --------------------------------------------------------------------
 class All(Op):
     def forward(self, x, dims, keepdim):
         return self.xp.all(x, axis=dims, keepdims=keepdim)
@@ -92,6 +599,11 @@ class All(Op):
 class Any(Op):
     def forward(self, x, dims, keepdim):
         return self.xp.any(x, axis=dims, keepdims=keepdim)
+
+
+class CountNonzero(Op):
+    def forward(self, x, dims):
+        return self.xp.asarray(self.xp.count_nonzero(x, axis=dims)).astype(_int64(self))
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
@@ -104,10 +616,33 @@ def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     return Any.apply(input, reduction_dims(dim, input.dim()), keepdim)
 
 
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """Number of nonzero elements over ``dim`` (int or tuple; all by default); int64."""
+    return CountNonzero.apply(input.detach(), reduction_dims(dim, input.dim()))
+
+
 Tensor.sum = sum
 Tensor.mean = mean
+Tensor.prod = prod
+Tensor.sum_to_size = sum_to_size
+Tensor.cumsum = cumsum
+Tensor.cumprod = cumprod
+Tensor.max = max
+Tensor.min = min
+Tensor.amax = amax
+Tensor.amin = amin
+Tensor.aminmax = aminmax
+Tensor.argmax = argmax
+Tensor.argmin = argmin
+Tensor.var = var
+Tensor.std = std
+Tensor.norm = norm
+Tensor.logsumexp = logsumexp
 Tensor.all = all
 Tensor.any = any
-Tensor.sum_to_size = sum_to_size
+Tensor.count_nonzero = count_nonzero
 
-__all__ = ["sum", "mean", "sum_to_size", "all", "any"]
+__all__ = [
+    "sum", "mean", "prod", "sum_to_size", "cumsum", "cumprod", "max", "min", "amax", "amin", "aminmax", "argmax",
+    "argmin", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "all", "any", "count_nonzero",
+]

@@ -1,0 +1,339 @@
+"""Reductions and scans (ops/reduction.py): values against numpy, gradients by gradcheck/gradgradcheck."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minitorch as torch
+from minitorch.autograd import gradcheck, gradgradcheck
+from minitorch.testing.strategies import shapes, tensors
+
+# ``device`` is a plain string per test instance, so sharing it across hypothesis examples is safe
+fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def t64(values, device="cpu", requires_grad=False):
+    return torch.tensor(values, dtype=torch.float64, device=device, requires_grad=requires_grad)
+
+
+def as_numpy(t):
+    return np.asarray(t.detach().cpu())
+
+
+def check_gradients(fn, x) -> None:
+    """First and second derivatives of ``fn`` at ``x`` against finite differences."""
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+@st.composite
+def tensor_and_dims(draw, device="cpu", min_dims=1, max_side=4, requires_grad=False, distinct=False,
+                    away_from_zero=False):
+    """A float64 tensor (any layout), a dim spec for it (None, int or tuple, maybe negative), keepdim.
+    ``away_from_zero`` replaces values within 0.1 of 0 by 0.5 (tiny values make x/x-style gradients inexact)."""
+    x = draw(tensors(shapes(min_dims, 3, 1, max_side), device=device, requires_grad=requires_grad))
+    if away_from_zero:
+        values = as_numpy(x)
+        values[...] = np.where(np.abs(values) < 0.1, 0.5, values)
+    if distinct:  # tie-free values, written through the (possibly strided) view
+        order = draw(st.permutations(range(x.numel())))
+        as_numpy(x)[...] = (np.array(order, dtype=np.float64) * 0.731 - 1.5).reshape(x.shape)
+    chosen = draw(st.lists(st.integers(0, x.dim() - 1), unique=True, min_size=1, max_size=x.dim()))
+    chosen = [d - x.dim() if draw(st.booleans()) else d for d in chosen]
+    dim = draw(st.sampled_from([None, chosen[0], tuple(chosen)]))
+    return x, dim, draw(st.booleans())
+
+
+def numpy_axis(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    return tuple(d % ndim for d in ((dim,) if isinstance(dim, int) else dim))
+
+
+# values ---------------------------------------------------------------------------------------------
+@fixture_ok
+@given(data=st.data())
+def test_sum_mean_amax_amin_values(device, data):
+    x, dim, keepdim = data.draw(tensor_and_dims(device))
+    a, axis = as_numpy(x), numpy_axis(dim, x.dim())
+    for name, expected in [("sum", np.sum), ("mean", np.mean), ("amax", np.amax), ("amin", np.amin)]:
+        got = getattr(torch, name)(x, dim if dim is not None else (), keepdim=keepdim)
+        np.testing.assert_allclose(as_numpy(got), expected(a, axis=axis, keepdims=keepdim), rtol=1e-12, atol=1e-12)
+        assert got.shape == expected(a, axis=axis, keepdims=keepdim).shape
+
+
+@fixture_ok
+@given(data=st.data())
+def test_var_std_logsumexp_norm_values(device, data):
+    x, dim, keepdim = data.draw(tensor_and_dims(device))
+    a, axis = as_numpy(x), numpy_axis(dim, x.dim())
+    count = math.prod(a.shape[d] for d in axis)
+    correction = data.draw(st.sampled_from([0, 1]))
+    if count > correction:
+        np.testing.assert_allclose(as_numpy(x.var(dim, correction=correction, keepdim=keepdim)),
+                                   np.var(a, axis=axis, ddof=correction, keepdims=keepdim), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(as_numpy(torch.std(x, dim, keepdim=keepdim, correction=correction)),
+                                   np.std(a, axis=axis, ddof=correction, keepdims=keepdim), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(as_numpy(x.logsumexp(axis if dim is None else dim, keepdim=keepdim)),
+                               np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdim)), rtol=1e-10, atol=1e-12)
+    for p in [1, 2, 3, 0.5, -1, math.inf, -math.inf, 0]:
+        magnitude = np.abs(a)
+        if p == 0:
+            expected = np.sum(a != 0, axis=axis, keepdims=keepdim).astype(np.float64)
+        elif math.isinf(p):
+            expected = (np.amax if p > 0 else np.amin)(magnitude, axis=axis, keepdims=keepdim)
+        else:
+            with np.errstate(divide="ignore", over="ignore"):
+                expected = np.sum(magnitude**p, axis=axis, keepdims=keepdim) ** (1 / p)
+        with warnings.catch_warnings():  # p < 0 on subnormal values overflows (to the right result, inf)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = x.norm(p, dim, keepdim)
+        np.testing.assert_allclose(as_numpy(got), expected, rtol=1e-10, atol=1e-12)
+
+
+@fixture_ok
+@given(data=st.data())
+def test_prod_cumsum_cumprod_values(device, data):
+    x, _, keepdim = data.draw(tensor_and_dims(device))
+    a = as_numpy(x)
+    dim = data.draw(st.integers(-x.dim(), x.dim() - 1))
+    np.testing.assert_allclose(as_numpy(x.prod()), np.prod(a), rtol=1e-12)
+    np.testing.assert_allclose(as_numpy(x.prod(dim, keepdim)), np.prod(a, axis=dim, keepdims=keepdim), rtol=1e-12)
+    np.testing.assert_allclose(as_numpy(x.cumsum(dim)), np.cumsum(a, axis=dim), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(as_numpy(torch.cumprod(x, dim)), np.cumprod(a, axis=dim), rtol=1e-12)
+
+
+@fixture_ok
+@given(data=st.data())
+def test_integer_inputs_accumulate_in_int64(device, data):
+    x = data.draw(tensors(shapes(1, 3, 1, 4), dtype=torch.int32, device=device, min_value=-4, max_value=4))
+    a = as_numpy(x)
+    for got, expected in [(x.sum(), np.sum(a, dtype=np.int64)), (x.prod(), np.prod(a, dtype=np.int64)),
+                          (x.sum(0, keepdim=True), np.sum(a, 0, dtype=np.int64, keepdims=True)),
+                          (x.prod(-1), np.prod(a, -1, dtype=np.int64)), (x.cumsum(0), np.cumsum(a, 0, dtype=np.int64)),
+                          (x.cumprod(-1), np.cumprod(a, -1, dtype=np.int64))]:
+        assert got.dtype == torch.int64
+        np.testing.assert_array_equal(as_numpy(got), expected)
+    assert x.amax().dtype == torch.int32 and x.amax().item() == a.max()
+    assert x.max(0).values.dtype == torch.int32
+    np.testing.assert_array_equal(as_numpy(x.max(0).indices), np.argmax(a, 0))
+    np.testing.assert_array_equal(as_numpy(x.argmin(-1, keepdim=True)), np.argmin(a, -1, keepdims=True))
+    assert x.argmax().item() == np.argmax(a) and x.argmax().dtype == torch.int64
+    np.testing.assert_array_equal(as_numpy(x.count_nonzero(0)), np.count_nonzero(a, axis=0))
+    assert x.sum(dtype=torch.float64).dtype == torch.float64
+    assert torch.tensor([True, True, False], device=device).prod().dtype == torch.int64
+
+
+@fixture_ok
+@given(data=st.data())
+def test_max_min_with_dim_and_argmax(device, data):
+    x, _, keepdim = data.draw(tensor_and_dims(device))
+    a = as_numpy(x)
+    dim = data.draw(st.integers(-x.dim(), x.dim() - 1))
+    for fn, np_value, np_index in [(torch.max, np.amax, np.argmax), (torch.min, np.amin, np.argmin)]:
+        values, indices = fn(x, dim, keepdim)
+        np.testing.assert_array_equal(as_numpy(values), np_value(a, axis=dim, keepdims=keepdim))
+        np.testing.assert_array_equal(as_numpy(indices), np_index(a, axis=dim, keepdims=keepdim))
+        assert indices.dtype == torch.int64 and not indices.requires_grad
+    np.testing.assert_array_equal(as_numpy(x.argmax(dim, keepdim)), np.argmax(a, axis=dim, keepdims=keepdim))
+    assert x.argmax().item() == np.argmax(a) and x.argmin().item() == np.argmin(a)
+    assert x.argmax(keepdim=True).shape == (1,) * x.dim()
+    assert x.max().item() == a.max() and x.min().item() == a.min()
+    if x.dim() > 1:
+        np.testing.assert_array_equal(as_numpy(x.count_nonzero((0, -1))), np.count_nonzero(a, axis=(0, a.ndim - 1)))
+
+
+def test_return_types_are_named_tuples(device):
+    x = torch.tensor([[1.0, 5.0], [7.0, 2.0]], device=device)
+    result = x.max(dim=1)
+    assert isinstance(result, tuple) and isinstance(result, torch.return_types.max)
+    values, indices = result
+    assert values.tolist() == [5.0, 7.0] and result.indices.tolist() == [1, 0] and result[0] is values
+    assert repr(result).startswith("torch.return_types.max(\nvalues=tensor(")
+    low = torch.min(x, -1, keepdim=True)
+    assert type(low).__name__ == "min" and low.values.shape == (2, 1)
+    both = torch.aminmax(x, dim=0)
+    assert both.min.tolist() == [1.0, 2.0] and both.max.tolist() == [7.0, 5.0]
+
+
+def test_zero_dim_inputs(device):
+    x = torch.tensor(3.0, device=device)
+    values, indices = x.max(0)
+    assert values.item() == 3.0 and indices.item() == 0 and values.shape == () == indices.shape
+    assert x.argmax(-1).item() == 0 and x.argmax().item() == 0
+    assert x.cumsum(0).item() == 3.0 and x.cumprod(-1).item() == 3.0 and x.prod(0).item() == 3.0
+    assert x.sum(0).item() == 3.0 and x.amax().item() == 3.0 and x.std(0, correction=0).item() == 0.0
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        assert x.var().isnan().item()
+
+
+def test_elementwise_max_min(device):
+    if not hasattr(torch, "maximum"):
+        pytest.skip("maximum/minimum are not in this build yet (ops/comparison.py or ops/pointwise.py)")
+    a = torch.tensor([1.0, 5.0, 3.0], device=device)
+    b = torch.tensor([4.0, 2.0, 3.0], device=device)
+    assert torch.max(a, b).tolist() == [4.0, 5.0, 3.0]
+    assert a.min(b).tolist() == [1.0, 2.0, 3.0]
+    assert torch.max(a, other=b).tolist() == [4.0, 5.0, 3.0]
+
+
+def test_logsumexp_is_stable(device):
+    x = t64([[1000.0, 1000.0], [-1000.0, -math.inf]], device, requires_grad=True)
+    out = x.logsumexp(1)
+    np.testing.assert_allclose(as_numpy(out), [1000 + math.log(2), -1000.0])
+    out.sum().backward()
+    np.testing.assert_allclose(as_numpy(x.grad), [[0.5, 0.5], [1.0, 0.0]])
+    assert torch.logsumexp(t64([-math.inf, -math.inf], device), 0).item() == -math.inf
+    assert torch.logsumexp(torch.zeros(0, 2, device=device), 0).tolist() == [-math.inf, -math.inf]
+    assert torch.logsumexp(torch.tensor([0, 0], device=device), 0).dtype == torch.float32
+
+
+def test_var_std_corrections(device):
+    x = t64([1.0, 2.0, 4.0], device)
+    assert x.var().item() == pytest.approx(np.var([1, 2, 4], ddof=1))
+    assert torch.var(x, unbiased=False).item() == pytest.approx(np.var([1, 2, 4]))
+    assert torch.var(x, False).item() == pytest.approx(np.var([1, 2, 4]))
+    assert torch.std(x, 0, True, True).shape == (1,)
+    assert x.std(correction=2).item() == pytest.approx(math.sqrt(np.sum((np.array([1, 2, 4]) - 7 / 3) ** 2)))
+    var, mean = torch.var_mean(x)
+    assert var.item() == pytest.approx(np.var([1, 2, 4], ddof=1)) and mean.item() == pytest.approx(7 / 3)
+    std, mean = torch.std_mean(x, dim=0, keepdim=True)
+    assert std.shape == (1,) and mean.item() == pytest.approx(7 / 3)
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        assert x.var(correction=3).item() == math.inf
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        assert x.std(correction=5).item() == math.inf
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        assert math.isnan(t64([2.0], device).var().item())
+
+
+# gradients ------------------------------------------------------------------------------------------
+@fixture_ok
+@given(data=st.data())
+def test_smooth_reductions_gradcheck(device, data):
+    x, dim, keepdim = data.draw(tensor_and_dims(device, max_side=3, requires_grad=True))
+    axis = numpy_axis(dim, x.dim())
+    for fn in [lambda t: t.sum(dim, keepdim), lambda t: t.mean(dim, keepdim), lambda t: t.logsumexp(axis, keepdim)]:
+        check_gradients(fn, x)
+
+
+@fixture_ok
+@given(data=st.data())
+def test_var_std_norm_gradcheck(device, data):
+    # distinct values: std and norms have kinks where all values are equal / zero
+    x, dim, keepdim = data.draw(tensor_and_dims(device, max_side=3, requires_grad=True, distinct=True))
+    functions = [lambda t: t.norm(2, dim, keepdim), lambda t: t.norm(3, dim, keepdim),
+                 lambda t: torch.norm(t, 1.5, dim, keepdim), lambda t: t.norm(0.5, dim, keepdim)]
+    if math.prod(x.shape[d] for d in numpy_axis(dim, x.dim())) > 1:
+        functions += [lambda t: t.var(dim, keepdim=keepdim), lambda t: t.std(dim, keepdim=keepdim, correction=0)]
+    for fn in functions:
+        check_gradients(fn, x)
+
+
+@fixture_ok
+@given(data=st.data())
+def test_prod_and_scans_gradcheck(device, data):
+    x, _, keepdim = data.draw(tensor_and_dims(device, max_side=3, requires_grad=True, away_from_zero=True))
+    dim = data.draw(st.integers(-x.dim(), x.dim() - 1))
+    for fn in [lambda t: t.prod(), lambda t: t.prod(dim, keepdim), lambda t: t.cumsum(dim), lambda t: t.cumprod(dim)]:
+        check_gradients(fn, x)
+
+
+@fixture_ok
+@given(data=st.data())
+def test_selecting_reductions_gradcheck(device, data):
+    x, dim, keepdim = data.draw(tensor_and_dims(device, max_side=3, requires_grad=True, distinct=True))
+    one = data.draw(st.integers(-x.dim(), x.dim() - 1))
+    for fn in [lambda t: t.max(), lambda t: torch.min(t), lambda t: t.amax(dim if dim is not None else (), keepdim),
+               lambda t: t.amin(dim if dim is not None else (), keepdim), lambda t: t.max(one, keepdim).values,
+               lambda t: t.min(dim=one).values, lambda t: t.norm(math.inf, dim, keepdim),
+               lambda t: t.norm(-math.inf, dim, keepdim), lambda t: t.norm(1, dim, keepdim)]:
+        check_gradients(fn, x)
+
+
+def test_broadcast_inputs(device):
+    # stride-0 (expanded) inputs: every op sees the same element several times
+    x = torch.tensor([[0.5], [-1.25], [2.0]], dtype=torch.float64, device=device, requires_grad=True)
+    for fn in [lambda t: t.expand(3, 4).prod(0), lambda t: t.expand(3, 2).cumprod(1), lambda t: t.expand(3, 3).cumsum(0),
+               lambda t: t.expand(3, 2).logsumexp(1), lambda t: t.expand(2, 3, 2).var((0, 2)),
+               lambda t: t.t().expand(2, 3).amax(0), lambda t: (t.expand(3, 3) + t.t()).norm(dim=1)]:
+        check_gradients(fn, x)
+    assert x.expand(3, 2).amax(1).tolist() == [0.5, -1.25, 2.0]
+    x.expand(3, 2).amax().backward()
+    assert x.grad.tolist() == [[0.0], [0.0], [1.0]]  # two tied copies of one element: 0.5 + 0.5
+
+
+def test_ties_share_the_gradient(device):
+    x = t64([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], device, requires_grad=True)
+    x.amax(1).sum().backward()
+    np.testing.assert_allclose(as_numpy(x.grad), [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])
+    x.grad = None
+    x.max().backward()
+    np.testing.assert_allclose(as_numpy(x.grad), [[0, 0.5, 0.5], [0, 0, 0]])
+    x.grad = None
+    x.amin((0, 1)).backward()
+    np.testing.assert_allclose(as_numpy(x.grad), [[1, 0, 0], [0, 0, 0]])
+    x.grad = None
+    values, indices = x.max(1)
+    assert indices.tolist() == [1, 0]
+    values.sum().backward()  # max(dim) sends the gradient to the returned index only
+    np.testing.assert_allclose(as_numpy(x.grad), [[0, 1, 0], [1, 0, 0]])
+    y = t64([float("nan"), 1.0, float("nan")], device, requires_grad=True)
+    y.max().backward()
+    np.testing.assert_allclose(as_numpy(y.grad), [0.5, 0, 0.5])
+
+
+@pytest.mark.parametrize("values", [
+    [[2.0, 0.0, 3.0], [1.5, -2.0, 0.5]],  # one zero in a row
+    [[0.0, 0.0, 3.0], [1.5, -2.0, 0.5]],  # two zeros in a row
+    [[0.0, 0.0, 0.0], [0.0, 1.0, 0.5]],   # all zero, and one zero
+])
+def test_prod_and_cumprod_with_zeros(device, values):
+    x = t64(values, device, requires_grad=True)
+    for fn in [lambda t: t.prod(), lambda t: t.prod(1), lambda t: t.prod(0, keepdim=True), lambda t: t.cumprod(1),
+               lambda t: t.cumprod(0), lambda t: t.t().prod(1), lambda t: t.t().cumprod(-1)]:
+        check_gradients(fn, x)
+    a = np.array(values)
+    x.prod(1).sum().backward()
+    others = [[np.prod(np.delete(row, i)) for i in range(len(row))] for row in a]
+    np.testing.assert_allclose(as_numpy(x.grad), others)
+
+
+def test_norm_gradient_at_zero_is_zero(device):
+    x = torch.zeros(3, dtype=torch.float64, device=device, requires_grad=True)
+    x.norm().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    y = torch.zeros(2, 2, dtype=torch.float64, device=device, requires_grad=True)
+    (y.norm(dim=1).sum() + y.norm(3) + y.norm(0.5) + y.std()).backward()
+    assert not y.grad.isnan().any().item() and y.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+# errors ---------------------------------------------------------------------------------------------
+def test_errors(device):
+    empty = torch.zeros(0, 3, device=device)
+    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0"):
+        empty.max()
+    with pytest.raises(RuntimeError, match=r"min\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.min(0)
+    assert empty.max(1).values.shape == (0,)
+    with pytest.raises(RuntimeError, match=r"argmax\(\): Expected reduction dim to be specified"):
+        empty.argmax()
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.amax()
+    ints = torch.tensor([1, 2], device=device)
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
+        ints.mean()
+    with pytest.raises(RuntimeError, match="std and var only support floating point"):
+        ints.var()
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point"):
+        ints.norm()
+    with pytest.raises(TypeError, match="prod"):
+        torch.ones(2, 2, device=device).prod((0, 1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.ones(2, device=device).sum(2)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        torch.ones(2, 2, device=device).amax((0, -2))
