@@ -1,33 +1,56 @@
 """Custom differentiable operations: ``class MyOp(Function)`` with forward/backward staticmethods.
 
 As in PyTorch, the ``ctx`` that forward saves values on is the graph node itself (an instance of
-``MyOpBackward``), and backward receives one gradient per forward output.
+``MyOpBackward``), and backward receives one gradient per forward output. Two styles are accepted:
+``forward(ctx, *args)``, or ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``.
+
+``apply`` runs forward with grad mode off, then wires the outputs into the graph: inputs returned
+as-is become aliases (views) of the input, ``mark_dirty`` inputs are returned as the same object
+with their history rebased, ``mark_non_differentiable`` outputs (and integer outputs) get
+``requires_grad=False``, and tensors passed to ``save_for_backward`` are version-checked when
+backward reads ``ctx.saved_tensors``.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 
-from . import grad_mode
+from . import anomaly, grad_mode
 from .graph import Node, SavedTensor, edge_of
 
 
 class FunctionCtx:
-    """What ``forward`` may call on ``ctx``."""
+    """What ``forward`` (or ``setup_context``) may call on ``ctx``."""
 
     __slots__ = ()
 
     def save_for_backward(self, *tensors) -> None:
+        """Keep inputs or outputs (or None) for backward; read back, version-checked, as ``ctx.saved_tensors``."""
+        from ..tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}"
+                )
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors) -> None:
+        """Forward-mode AD is not part of minitorch; kept so shared code that calls it still runs."""
+        self.saved_for_forward = tensors
+
     def mark_dirty(self, *tensors) -> None:
+        """Declare the inputs forward modified in place (they must also be returned)."""
         self.dirty_tensors = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that carry no gradient (indices, masks): they get ``requires_grad=False``."""
         self.non_differentiable = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
-        self.materialize_grads = value
+        """With False, backward receives None (not zeros) for outputs whose gradient is undefined."""
+        self.materialize_grads = bool(value)
 
 
 class BackwardCFunction(FunctionCtx, Node):
@@ -38,18 +61,9 @@ class BackwardCFunction(FunctionCtx, Node):
     def name(self) -> str:
         return type(self).__name__
 
-    @property
-    def saved_tensors(self) -> tuple:
-        return Node.saved_tensors.fget(self)
-
     def _evaluate(self, *grads):
         if getattr(self, "materialize_grads", True):
-            from ..creation import zeros
-
-            grads = tuple(
-                g if g is not None else zeros(shape, dtype=dtype, device=device)
-                for g, (shape, dtype, device) in zip(grads, self.output_meta)
-            )
+            grads = _materialized(grads, self.output_meta)
         result = self._forward_cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -58,9 +72,28 @@ class BackwardCFunction(FunctionCtx, Node):
             result = result[:expected]
         if len(result) != expected:
             raise RuntimeError(
-                f"function {self.name()} returned an incorrect number of gradients (expected {expected}, got {len(result)})"
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {expected}, got {len(result)})"
             )
+        for i, (g, tensor_input) in enumerate(zip(result, self._is_tensor_input)):
+            if g is not None and not tensor_input:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at position {i + 1}, "
+                    "but the corresponding forward input was not a Variable"
+                )
         return result
+
+
+def _materialized(grads: tuple, output_meta: tuple) -> tuple:
+    """Undefined gradients of tensor outputs become zeros (non-tensor outputs keep None)."""
+    if all(g is not None for g in grads):
+        return grads
+    from ..creation import zeros
+
+    return tuple(
+        zeros(meta[0], dtype=meta[1], device=meta[2]) if g is None and meta is not None else g
+        for g, meta in zip(grads, output_meta)
+    )
 
 
 class FunctionMeta(type):
@@ -72,7 +105,12 @@ class FunctionMeta(type):
 
 
 class Function(metaclass=FunctionMeta):
-    """Subclass with ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``; call ``.apply``."""
+    """Base class of custom autograd operations; subclass and call ``MyOp.apply(*args)``.
+
+    ``forward(ctx, *args)`` computes the outputs from Tensors (seen without history, grad mode off);
+    ``backward(ctx, *grad_outputs)`` returns one gradient per forward input (None for non-tensors and
+    inputs that need none), written in differentiable ops if double backward should work.
+    """
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -80,90 +118,175 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        raise NotImplementedError
+        """Optional: with it, ``forward(*args)`` takes no ctx and this saves what backward needs."""
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function "
+            "to use it with backward mode AD."
+        )
 
     vjp = backward
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Run forward on ``args`` and, when grad mode is on and an input requires grad, record the node."""
         from ..tensor import Tensor
 
+        uses_setup_context = cls.setup_context is not Function.setup_context
+        if kwargs or uses_setup_context:
+            args = _bind_arguments(cls, args, kwargs, uses_setup_context)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         record = grad_mode.state.enabled and any(ctx.needs_input_grad)
-        uses_setup_context = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():
             if uses_setup_context:
-                outputs = cls.forward(*args, **kwargs)
+                outputs = cls.forward(*args)
                 cls.setup_context(ctx, args, outputs)
             else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+                outputs = cls.forward(ctx, *args)
         is_tuple = isinstance(outputs, tuple)
-        outputs = outputs if is_tuple else (outputs,)
-        outputs = _finish_outputs(ctx, args, outputs, record)
+        outputs = _finish_outputs(ctx, args, outputs if is_tuple else (outputs,), record)
         return outputs if is_tuple else outputs[0]
 
 
-def _finish_outputs(ctx, args, outputs, record):
-    from ..tensor import Tensor
+def _bind_arguments(cls, args: tuple, kwargs: dict, uses_setup_context: bool) -> tuple:
+    """Keyword arguments (and, for setup_context style, defaults) as positional ``inputs``."""
+    signature = cls.__dict__.get("_forward_signature")
+    if signature is None:
+        signature = inspect.signature(cls.forward)
+        cls._forward_signature = signature
+    if uses_setup_context:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
+    bound = signature.bind(None, *args, **kwargs)  # None stands for ctx
+    return bound.args[1:]
 
+
+def _check_dirty(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
+    """The tensors marked dirty: inputs, returned, not leaves that require grad; their version bumps."""
     dirty = getattr(ctx, "dirty_tensors", ())
     for t in dirty:
         if not any(t is a for a in args):
-            raise RuntimeError("mark_dirty: only input tensors can be marked dirty")
+            raise RuntimeError("mark_dirty can only be called with input tensors of the Function")
+        if not any(t is o for o in outputs):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as output. "
+                "The inputs that are modified inplace must all be outputs of the Function."
+            )
+        if record:
+            base = t._base
+            if base is not None and base._requires_grad and base.grad_fn is None:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+                )
+            if t._requires_grad and t.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    for t in dirty:
         t._bump_version()
+    return dirty
+
+
+def _as_view_of_input(t):
+    """An input returned as-is: a new tensor aliasing it, marked as made by a custom Function."""
+    out = t._alias()
+    meta = out._autograd_meta()
+    meta.base = t._base if t._base is not None else t
+    meta.view_version = t._storage.version
+    meta.creation = "custom_function"
+    if t.is_inference():
+        meta.is_inference = True
+    return out
+
+
+def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
+    """Turn forward's raw outputs into the Function's outputs, and make ``ctx`` their grad_fn."""
+    from ..tensor import Tensor
+
+    dirty = _check_dirty(ctx, args, outputs, record)
     non_diff = getattr(ctx, "non_differentiable", ())
     finished = []
     for out in outputs:
         if isinstance(out, Tensor) and any(out is a for a in args) and not any(out is d for d in dirty):
-            out = out._alias()  # an input returned as-is becomes a new tensor sharing its storage
-            out._autograd_meta().creation = "custom_function"
+            out = _as_view_of_input(out)
         finished.append(out)
     if not record:
+        ctx.__dict__.pop("to_save", None)
         return tuple(finished)
+
     ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+    ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in args)
     ctx._input_meta = tuple(
         (a._array.shape, a.dtype) if isinstance(a, Tensor) and a._requires_grad else None for a in args
     )
     ctx._n_outputs = len(finished)
-    ctx.output_meta = tuple(
-        (o._array.shape, o.dtype, o.device) if isinstance(o, Tensor) else ((), None, None) for o in finished
-    )
+    ctx.output_meta = tuple((o._array.shape, o.dtype, o.device) if isinstance(o, Tensor) else None for o in finished)
     for i, out in enumerate(finished):
         if not isinstance(out, Tensor):
             continue
         if any(out is t for t in non_diff) or not out.dtype.is_floating_point:
-            out._requires_grad = False
+            if not any(out is d for d in dirty):
+                out._requires_grad = False
             continue
         out.grad_fn = ctx
         out._output_nr = i
         out._requires_grad = True
-    saved = []
-    for t in getattr(ctx, "to_save", ()):
-        if t is None or not isinstance(t, Tensor):
-            saved.append(t)
-            continue
-        nr = next((i for i, o in enumerate(finished) if o is t), None)
-        if nr is not None and t.grad_fn is ctx:
-            saved.append(SavedTensor(t, nr))
-        else:
-            saved.append(SavedTensor(t))
-    ctx._saved = tuple(saved)
-    if hasattr(ctx, "to_save"):
-        del ctx.to_save
+        if out._meta is not None and out._meta.base is not None and not any(out is d for d in dirty):
+            out._meta.creation = "custom_function"
+    ctx._saved = tuple(_saved(t, finished, ctx) for t in ctx.__dict__.pop("to_save", ()))
+    if anomaly._enabled:
+        anomaly.record_traceback(ctx)
     return tuple(finished)
 
 
+def _saved(t, outputs: tuple, ctx):
+    """A SavedTensor for ``t``: outputs are saved without a reference cycle, the rest as they are."""
+    if t is None:
+        return None
+    output_nr = next((i for i, o in enumerate(outputs) if o is t), None)
+    if output_nr is not None and t.grad_fn is ctx:
+        return SavedTensor(t, output_nr)
+    return SavedTensor(t)
+
+
+class DelayedError(Function):
+    """Outputs that raise ``message`` if a gradient ever flows through them (for once_differentiable)."""
+
+    @staticmethod
+    def forward(ctx, message, *tensors):
+        ctx.message = message
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(ctx.message)
+
+
 def once_differentiable(backward):
-    """Run backward without recording, for backward code that is not itself differentiable."""
+    """Decorate a backward that is not itself differentiable: it runs without recording, and a
+    double backward through it raises instead of silently returning wrong second derivatives."""
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():
-            return backward(ctx, *grads)
+            outputs = backward(ctx, *grads)
+        if not grad_mode.state.enabled:
+            return outputs
+        from ..tensor import Tensor
+
+        if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
+            return outputs
+        is_tuple = isinstance(outputs, tuple)
+        outputs = outputs if is_tuple else (outputs,)
+        fakes = [o.detach().requires_grad_(True) if isinstance(o, Tensor) else o for o in outputs]
+        tensors = [f for f in fakes if isinstance(f, Tensor)]
+        guarded = iter(DelayedError.apply(
+            "trying to differentiate twice a function that was marked with @once_differentiable", *tensors
+        ))
+        result = tuple(next(guarded) if isinstance(f, Tensor) else f for f in fakes)
+        return result if is_tuple else result[0]
 
     return wrapper

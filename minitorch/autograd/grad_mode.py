@@ -2,11 +2,17 @@
 
 The flag is process-global (PyTorch's is thread-local); minitorch runs its data loading in the
 main thread, so one flag is enough and reading it costs one attribute lookup per op.
+
+Every mode works as a context manager and as a decorator (``@no_grad()``, and for the modes whose
+argument is optional, ``@no_grad``); decorating a generator function applies the mode each time
+the generator resumes, not while the caller runs between ``next()`` calls.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 
 
 class _GradState:
@@ -21,73 +27,119 @@ state = _GradState()
 
 
 def is_grad_enabled() -> bool:
+    """True when ops record the graph (the default)."""
     return state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()``."""
     return state.inference
 
 
 class _DecoratorContextManager:
-    """A context manager that also works as a decorator (``@no_grad()`` and ``@no_grad``)."""
+    """A context manager that also decorates functions; each call enters a fresh ``clone()``.
 
-    def __new__(cls, func=None, *args, **kwargs):
-        self = super().__new__(cls)
-        if callable(func) and not isinstance(func, bool):
-            self.__init__()
-            return self(func)
-        return self
+    The previous state is kept on a stack, so one instance may be entered again while active.
+    """
 
     def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("Please decorate the class's methods, not the class itself.")
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
-        def wrapper(*args, **kwargs):
+        def decorated(*args, **kwargs):
             with self.clone():
                 return func(*args, **kwargs)
 
-        return wrapper
+        return decorated
 
     def clone(self):
         return type(self)()
 
+    def _push(self, enabled: bool, inference: bool | None = None) -> None:
+        stack = self.__dict__.setdefault("_previous", [])
+        stack.append((state.enabled, state.inference))
+        state.enabled = enabled
+        if inference is not None:
+            state.inference = inference
 
-class no_grad(_DecoratorContextManager):
-    """Disable graph recording: results of ops have ``requires_grad=False``."""
-
-    def __enter__(self):
-        self.prev = state.enabled
-        state.enabled = False
-
-    def __exit__(self, *exc):
-        state.enabled = self.prev
+    def __exit__(self, *exc) -> None:
+        state.enabled, state.inference = self._previous.pop()
 
 
-class enable_grad(_DecoratorContextManager):
-    """Re-enable graph recording inside ``no_grad``."""
+def _wrap_generator(make_context, func):
+    """Run each step of the generator ``func(...)`` inside a fresh context from ``make_context``."""
 
-    def __enter__(self):
-        self.prev = state.enabled
-        state.enabled = True
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        generator = func(*args, **kwargs)
+        try:
+            with make_context():
+                response = generator.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_context():
+                        generator.close()
+                    raise
+                except BaseException:
+                    with make_context():
+                        response = generator.throw(*sys.exc_info())
+                else:
+                    with make_context():
+                        response = generator.send(request)
+        except StopIteration as stop:
+            return stop.value
 
-    def __exit__(self, *exc):
-        state.enabled = self.prev
+    return generator_context
+
+
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable bare: ``@no_grad`` is ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
+    """Disable graph recording: results of ops have ``requires_grad=False`` and no ``grad_fn``.
+
+    Unlike ``inference_mode``, tensors made here may be used in recorded computations later.
+    """
+
+    def __enter__(self) -> None:
+        self._push(False)
+
+
+class enable_grad(_NoParamDecoratorContextManager):
+    """Re-enable graph recording, e.g. inside ``no_grad``."""
+
+    def __enter__(self) -> None:
+        self._push(True)
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """``set_grad_enabled(False)`` works as a function call, a context manager and a decorator."""
+    """``set_grad_enabled(mode)``: as a plain call it switches the mode at once; as a context manager
+    or decorator it switches for the block and restores the previous mode after."""
 
-    def __new__(cls, mode=True):
-        self = object.__new__(cls)
-        return self
-
-    def __init__(self, mode: bool = True):
-        self.mode = bool(mode)
+    def __init__(self, mode: bool) -> None:
         self.prev = state.enabled
+        self.mode = bool(mode)
         state.enabled = self.mode
 
-    def __enter__(self):
-        pass
+    def __call__(self, func):
+        state.enabled = self.prev  # used as a decorator: the call above must not leak
+        return super().__call__(func)
 
-    def __exit__(self, *exc):
+    def __enter__(self) -> None:
+        state.enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
         state.enabled = self.prev
 
     def clone(self):
@@ -95,26 +147,25 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad``, and tensors made inside are inference tensors: they can't be saved
-    for backward later, nor written in place outside the mode."""
+    """Like ``no_grad``, and tensors made inside are inference tensors: they can't be saved for
+    backward later, nor written in place outside the mode. ``inference_mode(False)`` turns both
+    inference mode off and grad mode on for the block (as PyTorch's ``InferenceMode(false)``)."""
 
     def __new__(cls, mode=True):
-        if callable(mode) and not isinstance(mode, bool):
-            self = object.__new__(cls)
-            self.mode = True
-            return self(mode)
-        return object.__new__(cls)
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
-    def __init__(self, mode: bool = True):
-        self.mode = bool(mode) if isinstance(mode, bool) else True
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
 
-    def __enter__(self):
-        self.prev = (state.enabled, state.inference)
-        if self.mode:
-            state.enabled, state.inference = False, True
-
-    def __exit__(self, *exc):
-        state.enabled, state.inference = self.prev
+    def __enter__(self) -> None:
+        self._push(not self.mode, self.mode)
 
     def clone(self):
         return type(self)(self.mode)
+
+
+__all__ = [
+    "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
+]

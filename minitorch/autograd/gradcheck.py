@@ -1,124 +1,422 @@
 """gradcheck / gradgradcheck: compare backward against central finite differences, as PyTorch does.
 
-Slow mode builds both Jacobians column by column (numerical: perturb one input element by
-``±eps`` in place; analytical: one backward per output element with a one-hot seed) and requires
+Slow mode builds, for every (differentiable output j, input i requiring grad) pair, the numerical
+Jacobian column by column (perturb one input element by ``±eps`` in place) and the analytical one
+row by row (one backward per output element with a one-hot seed), and requires
 ``|a - n| <= atol + rtol * |n|`` everywhere. Fast mode compares the scalar ``v^T J u`` for random
-unit vectors ``u``, ``v`` instead, with atol scaled by ``sum(u) * sum(v)`` (PyTorch's rule).
+unit vectors ``u``, ``v`` instead, with atol scaled by ``sum(u) * sum(v)`` (PyTorch's rule); when it
+fails it recomputes the slow Jacobians for the error message.
+
+Besides the Jacobians, gradcheck checks what PyTorch's does: backward gives the same result twice
+(``nondet_tol``), gradients have the inputs' sizes (and dtypes with ``check_grad_dtypes``), a zero
+grad_output gives zero input grads, and backward copes with undefined (None) output grads.
+
+The Jacobians are built as backend arrays: the only per-element Python work is one forward per
+perturbation and one backward per output element.
 """
 
 from __future__ import annotations
 
+import itertools
 import warnings
+
+from .function import Function
+
+FAILED_NONDET_MSG = """
+
+NOTE: If your op relies on non-deterministic operations, this failure might be expected:
+call gradcheck/gradgradcheck with `nondet_tol=<tol>` as a keyword argument.
+"""
+
+FAST_FAIL_SLOW_OK_MSG = """
+Fast gradcheck failed but element-wise differences are small. This means that the
+test might've passed in slow_mode! Call gradcheck/gradgradcheck with `fast_mode=False`
+as a keyword argument.
+""".strip()
 
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when the analytical and numerical gradients disagree."""
 
 
-def _tensors(inputs):
+# inputs and outputs -------------------------------------------------------------------------------
+
+
+def _as_tuple(x) -> tuple:
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _is_tensor(x) -> bool:
     from ..tensor import Tensor
 
-    if isinstance(inputs, Tensor):
-        return (inputs,)
-    return tuple(inputs)
+    return isinstance(x, Tensor)
 
 
-def _differentiable(inputs):
-    from ..tensor import Tensor
-
-    return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad and t.dtype.is_floating_point]
-
-
-def _outputs(func, inputs):
-    from ..tensor import Tensor
-
-    out = func(*inputs)
-    return (out,) if isinstance(out, Tensor) else tuple(o for o in out if isinstance(o, Tensor))
+def _diff_inputs(inputs: tuple) -> list:
+    """The inputs gradcheck differentiates: tensors that require grad (only floats can)."""
+    return [t for t in inputs if _is_tensor(t) and t.requires_grad]
 
 
-def _flat_values(t):
-    return t.detach().reshape(-1).to(dtype=_float64())
+def _tensor_outputs(out) -> tuple:
+    return tuple(o for o in _as_tuple(out) if _is_tensor(o))
 
 
-def _float64():
-    from .._dtype import float64
-
-    return float64
+def _differentiable_outputs(out) -> tuple:
+    return tuple(o for o in _tensor_outputs(out) if o.requires_grad)
 
 
-def _numerical_jacobian(func, inputs, index, eps):
-    """Columns: d outputs / d inputs[index][k], by central differences, perturbing in place."""
-    from ..creation import zeros
-
-    x = inputs[index]
-    outputs = _outputs(func, inputs)
-    n_out = sum(o.numel() for o in outputs)
-    jacobian = zeros(x.numel(), n_out, dtype=_float64())
-    flat = x.detach().reshape(-1) if x.is_contiguous() else None
-    # perturbations write arrays directly; func runs with grad on (gradgradcheck needs it)
-    for k in range(x.numel()):
-        target = flat if flat is not None else x.detach().contiguous().reshape(-1)
-        original = target[k].item()
-        _write(x, target, k, original + eps)
-        plus = [_flat_values(o) for o in _outputs(func, inputs)]
-        _write(x, target, k, original - eps)
-        minus = [_flat_values(o) for o in _outputs(func, inputs)]
-        _write(x, target, k, original)
-        column = [((p - m) / (2 * eps))._array for p, m in zip(plus, minus)]
-        if column:
-            jacobian._array[k] = jacobian._storage.backend.xp.concatenate(column)
-    return jacobian
-
-
-def _write(x, flat, k, value):
-    """Set element k (row-major) of x in place, through a view when x is contiguous."""
-    if flat._storage is x._storage:
-        flat._array.reshape(-1)[k] = value
-    else:
-        view = x.detach()
-        index = []
-        for n in reversed(x.shape):
-            index.append(k % n)
-            k //= n
-        view._array[tuple(reversed(index))] = value
+def _check_inputs(inputs: tuple) -> None:
+    """Warn about non-double inputs; refuse overlapping memory and calls with nothing to check."""
+    any_requires_grad = False
+    for idx, inp in enumerate(inputs):
+        if not (_is_tensor(inp) and inp.requires_grad):
+            continue
+        if inp.dtype.name != "float64":
+            warnings.warn(
+                f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
+                "This check will likely fail if all the inputs are not of double precision floating point "
+                "or complex. ",
+                stacklevel=4,
+            )
+        content = inp._values() if inp.is_sparse else inp
+        if not all(stride > 0 or size <= 1 for stride, size in zip(content.stride(), content.shape)):
+            raise RuntimeError(
+                f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs that are "
+                "non-overlapping to be able to compute the numerical gradients correctly. You should call "
+                ".contiguous on the input before passing it to gradcheck."
+            )
+        any_requires_grad = True
+    if not any_requires_grad:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of the them have "
+            "requires_grad=True."
+        )
 
 
-def _analytical_jacobian(func, inputs, diff_indices, nondet_tol):
-    """Rows: d outputs[j] / d inputs, by one backward per output element (one-hot seed)."""
-    from ..autograd import grad as autograd_grad
-    from ..creation import zeros, zeros_like
+def _check_outputs(outputs: tuple) -> None:
+    if any(o.is_sparse for o in outputs):
+        raise ValueError(
+            "Sparse output is not supported at gradcheck yet. Please call to_dense(masked_grad=...) on the "
+            "output of fn for gradcheck."
+        )
 
-    outputs = _outputs(func, inputs)
-    n_out = sum(o.numel() for o in outputs)
-    jacobians = [zeros(inputs[i].numel(), n_out, dtype=_float64()) for i in diff_indices]
-    diff_inputs = [inputs[i] for i in diff_indices]
-    row = 0
-    reentrant = True
-    for j, out in enumerate(outputs):
-        for k in range(out.numel()):
-            if not out.requires_grad:
-                row += 1
+
+def _xp(t):
+    return t._storage.backend.xp
+
+
+def _wrap(array, like):
+    """An array of Jacobian entries as a Tensor on ``like``'s device (for messages)."""
+    from ..tensor import from_array
+
+    return from_array(array, like._storage.backend, like.device)
+
+
+def _dense(t):
+    return t.to_dense() if t.is_sparse else t
+
+
+def _float_dtype(xp, t):
+    return t._array.dtype if t.dtype.is_floating_point else xp.float64
+
+
+# numerical Jacobians ------------------------------------------------------------------------------
+
+
+def _snapshot(outputs: tuple) -> list:
+    """Copies of the output values (an output may alias an input that is being perturbed)."""
+    return [o._array.astype(_float_dtype(_xp(o), o), copy=True) for o in outputs]
+
+
+def _numerical_jacobians(func, inputs: tuple, eps: float) -> list:
+    """``result[i][j]``: d tensor-output j / d diff-input i, an array of shape (input numel, output numel).
+
+    Each input element is perturbed in place through the input's own (strided) array, so the
+    storage version is untouched and saved tensors of the caller's graph stay valid.
+    """
+    result = []
+    for x in _diff_inputs(inputs):
+        array, xp = x._array, _xp(x)
+        columns = None
+        for k, index in enumerate(itertools.product(*map(range, array.shape))):
+            original = float(array[index])
+            array[index] = original - eps
+            below = _snapshot(_tensor_outputs(func(*inputs)))
+            array[index] = original + eps
+            above = _snapshot(_tensor_outputs(func(*inputs)))
+            array[index] = original
+            if columns is None:
+                columns = [xp.zeros((x.numel(), b.size), dtype=b.dtype) for b in below]
+            for jacobian, b, a in zip(columns, below, above):
+                jacobian[k] = ((a - b) / (2 * eps)).reshape(-1)
+        if columns is None:  # an empty input: empty Jacobians, one per output
+            columns = [xp.zeros((0, o.numel()), dtype=_float_dtype(xp, o)) for o in _tensor_outputs(func(*inputs))]
+        result.append(columns)
+    return result
+
+
+def _numerical_directional(func, inputs: tuple, x, u, eps: float) -> list:
+    """``J u`` for every tensor output, by central differences along ``u`` (flattened output arrays)."""
+    array = x._array
+    original = array.copy()
+    delta = (eps * u).reshape(array.shape).astype(array.dtype)
+    array[...] = original - delta
+    below = _snapshot(_tensor_outputs(func(*inputs)))
+    array[...] = original + delta
+    above = _snapshot(_tensor_outputs(func(*inputs)))
+    array[...] = original
+    return [((a - b) / (2 * eps)).reshape(-1) for a, b in zip(above, below)]
+
+
+# analytical Jacobians -----------------------------------------------------------------------------
+
+
+def _vjps(output, diff_inputs: list, seeds) -> list:
+    """For each seed (a flat array over ``output``), the gradients of ``seed . output`` w.r.t. the inputs."""
+    from . import grad as autograd_grad
+
+    rows = []
+    shape = output._array.shape
+    for seed in seeds:
+        grads = autograd_grad(output, diff_inputs, _wrap(seed.reshape(shape), output), retain_graph=True,
+                              allow_unused=True)
+        rows.append([None if g is None else _dense(g) for g in grads])
+    return rows
+
+
+def _stack(rows: list, diff_inputs: list) -> tuple:
+    """Rows of gradients -> one (input numel, len(rows)) array per input; plus size/dtype flags."""
+    sizes_ok = types_ok = True
+    jacobians = []
+    for i, inp in enumerate(diff_inputs):
+        xp = _xp(inp)
+        jacobian = xp.zeros((inp.numel(), len(rows)), dtype=inp._array.dtype)
+        for k, row in enumerate(rows):
+            g = row[i]
+            if g is None:
                 continue
-            seed = zeros_like(out)
-            seed.reshape(-1)._array[k] = 1
-            grads = autograd_grad(out, diff_inputs, seed, retain_graph=True, allow_unused=True)
-            again = autograd_grad(out, diff_inputs, seed, retain_graph=True, allow_unused=True)
-            for col, (g, g2, inp) in enumerate(zip(grads, again, diff_inputs)):
-                if g is None:
-                    continue
-                if g.shape != inp.shape:
-                    raise GradcheckError("Analytical gradient has incorrect size")
-                dense = g.to_dense() if g.is_sparse else g
-                dense2 = g2.to_dense() if g2.is_sparse else g2
-                if dense.numel() and float((dense - dense2).abs()._array.max()) > nondet_tol:
-                    reentrant = False
-                jacobians[col]._array[:, row] = dense.reshape(-1).to(dtype=_float64())._array
-            row += 1
-    return jacobians, reentrant
+            if g.shape != inp.shape:
+                sizes_ok = False
+                continue
+            if g.dtype is not inp.dtype:
+                types_ok = False
+            jacobian[:, k] = g._array.reshape(-1)
+        jacobians.append(jacobian)
+    return jacobians, sizes_ok, types_ok
 
 
-def _allclose(a, n, rtol, atol) -> bool:
-    return bool(((a - n).abs() <= atol + rtol * n.abs()).all())
+def _analytical_jacobians(output, diff_inputs: list, nondet_tol: float, check_grad_dtypes: bool, seeds) -> list:
+    """``result[i]``: the rows ``seed^T J`` for every seed, w.r.t. diff-input i; computed twice to
+    catch a backward that is not reentrant (gives different values for the same call)."""
+    seeds = list(seeds)
+    first, sizes_ok, types_ok = _stack(_vjps(output, diff_inputs, seeds), diff_inputs)
+    second, _, _ = _stack(_vjps(output, diff_inputs, seeds), diff_inputs)
+    reentrant = all(
+        a.size == 0 or float(_xp(x).abs(a - b).max()) <= nondet_tol for a, b, x in zip(first, second, diff_inputs)
+    )
+    if not types_ok and check_grad_dtypes:
+        raise GradcheckError("Gradient has dtype mismatch")
+    if not sizes_ok:
+        raise GradcheckError("Analytical gradient has incorrect size")
+    if not reentrant:
+        raise GradcheckError(
+            "Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
+            "gives different values, although analytical gradient matches numerical gradient."
+            f"The tolerance for nondeterminism was {nondet_tol}." + FAILED_NONDET_MSG
+        )
+    return first
+
+
+def _one_hot_seeds(output):
+    xp = _xp(output)
+    n = output.numel()
+    for k in range(n):
+        seed = xp.zeros(n, dtype=output._array.dtype)
+        seed[k] = 1
+        yield seed
+
+
+def _allclose(xp, a, n, rtol: float, atol: float) -> bool:
+    return bool(xp.allclose(a.astype(xp.float64), n.astype(xp.float64), rtol=rtol, atol=atol))
+
+
+def _not_close_message(analytical, numerical, output_idx: int, input_idx: int) -> str:
+    return (
+        f"Jacobian mismatch for output {output_idx} with respect to input {input_idx},\n"
+        f"numerical:{numerical}\nanalytical:{analytical}\n"
+    )
+
+
+# the two modes ------------------------------------------------------------------------------------
+
+
+def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol) -> None:
+    diff_inputs = _diff_inputs(inputs)
+    numerical = _numerical_jacobians(func, inputs, eps)
+    if not outputs:
+        if any(bool((j != 0).any()) for per_input in numerical for j in per_input):
+            raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    differentiable = [o.requires_grad for o in _tensor_outputs(func_out)]
+    for j, output in enumerate(outputs):
+        analytical = _analytical_jacobians(output, diff_inputs, nondet_tol, check_grad_dtypes, _one_hot_seeds(output))
+        for i, (a, inp) in enumerate(zip(analytical, diff_inputs)):
+            n = [col for col, d in zip(numerical[i], differentiable) if d][j]
+            if not _allclose(_xp(inp), a, n, rtol, atol):
+                raise GradcheckError(_not_close_message(_wrap(a, inp), _wrap(n, inp), j, i))
+
+
+def _unit_vector(n: int, like, generator):
+    """A random vector of ``n`` entries, norm 1 (PyTorch's ``rand`` then divide by the norm), as an array."""
+    from .._dtype import float64
+    from ..random import rand
+
+    with_values = rand(n, generator=generator, dtype=float64)
+    array = with_values._array
+    norm = float((array * array).sum()) ** 0.5
+    if norm > 0:
+        array = array / norm
+    return like._storage.backend.asarray(array, dtype=like.dtype)
+
+
+def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol) -> None:
+    from ..random import Generator
+
+    generator = Generator()  # its own stream: the user's RNG state is left alone
+    diff_inputs = _diff_inputs(inputs)
+    all_u = [_unit_vector(x.numel(), x, generator) for x in diff_inputs]
+    all_v = [_unit_vector(o.numel(), o, generator) for o in outputs]
+    differentiable = [o.requires_grad for o in _tensor_outputs(func_out)]
+    numerical = []  # numerical[i][j] = v_j . (J_ji u_i)
+    for x, u in zip(diff_inputs, all_u):
+        ju = [col for col, d in zip(_numerical_directional(func, inputs, x, u, eps), differentiable) if d]
+        numerical.append([float((v.astype(jv.dtype) * jv).sum()) for v, jv in zip(all_v, ju)])
+    if not outputs:
+        if any(n != 0 for row in numerical for n in row):
+            raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    def x_dtype(i):
+        return diff_inputs[i].dtype
+
+    for j, (output, v) in enumerate(zip(outputs, all_v)):
+        vj = _analytical_jacobians(output, diff_inputs, nondet_tol, check_grad_dtypes, [v])
+        for i, u in enumerate(all_u):
+            a = float((vj[i][:, 0].astype(u.dtype) * u).sum())
+            n = numerical[i][j]
+            scaled_atol = atol * float(u.sum()) * float(v.sum())
+            if not abs(a - n) <= scaled_atol + rtol * abs(n):
+                from ..creation import tensor
+
+                raise GradcheckError(
+                    _not_close_message(tensor(a, dtype=x_dtype(i)), tensor(n, dtype=x_dtype(i)), j, i)
+                    + _slow_mode_report(func, func_out, inputs, outputs, i, j, eps, rtol, atol)
+                )
+
+
+def _slow_mode_report(func, func_out, inputs, outputs, input_idx, output_idx, eps, rtol, atol) -> str:
+    """The slow-mode Jacobians of one (input, output) pair, for a fast-mode failure message."""
+    diff_inputs = _diff_inputs(inputs)
+    inp = diff_inputs[input_idx]
+    differentiable = [o.requires_grad for o in _tensor_outputs(func_out)]
+    numerical = [c for c, d in zip(_numerical_jacobians(func, inputs, eps)[input_idx], differentiable) if d][output_idx]
+    output = outputs[output_idx]
+    analytical = _stack(_vjps(output, diff_inputs, _one_hot_seeds(output)), diff_inputs)[0][input_idx]
+    xp = _xp(inp)
+    max_diff = float(xp.abs(numerical - analytical).max()) if numerical.size else 0.0
+    message = (
+        "\nThe above quantities relating the numerical and analytical jacobians are computed \n"
+        "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
+        "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
+        f"Numerical:\n {_wrap(numerical, inp)}\n"
+        f"Analytical:\n{_wrap(analytical, inp)}\n\n"
+        f"The max per-element difference (slow mode) is: {max_diff}.\n"
+    )
+    if _allclose(xp, analytical, numerical, rtol, atol):
+        message += FAST_FAIL_SLOW_OK_MSG
+    return message
+
+
+# the extra checks ---------------------------------------------------------------------------------
+
+
+def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
+    """A zero grad_output must give zero input grads of the inputs' dtype, device and size."""
+    from ..creation import zeros_like
+    from . import grad as autograd_grad
+
+    diff_inputs = _diff_inputs(inputs)
+    grads = autograd_grad(outputs, diff_inputs, [zeros_like(o) for o in outputs], allow_unused=True)
+    for gi, di in zip(grads, diff_inputs):
+        if gi is None:
+            continue
+        gi = _dense(gi)
+        if not bool((gi == 0).all()):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi.dtype is not di.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if gi.device != di.device:
+            raise GradcheckError("grad is incorrect device")
+        if gi.shape != di.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+class UndefinedGrad(Function):
+    """A pass-through whose backward turns the gradient into None (an undefined gradient)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def _test_undefined_backward_mode(func, outputs: tuple, inputs: tuple) -> None:
+    """Backward must cope with undefined output grads: all at once, and one output at a time."""
+    from ..creation import zeros_like
+    from . import grad as autograd_grad
+
+    undefined = UndefinedGrad
+    diff_inputs = _diff_inputs(inputs)
+
+    def warn_bc_breaking():
+        warnings.warn(
+            "Backwards compatibility: New undefined gradient support checking feature is enabled by default, "
+            "but it may break existing callers of this function. If this is true for you, you can call this "
+            'function with "check_undefined_grad=False" to disable the feature',
+            stacklevel=4,
+        )
+
+    def check(outs):
+        try:
+            grads = autograd_grad(outs, diff_inputs, [zeros_like(o) for o in outs], allow_unused=True)
+        except (RuntimeError, TypeError) as error:
+            warn_bc_breaking()
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. Please look at \"Notes about "
+                'undefined output gradients" in "tools/autograd/derivatives.yaml"'
+            ) from error
+        for gi in grads:
+            if gi is not None and not bool((_dense(gi) == 0).all()):
+                warn_bc_breaking()
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output grads are undefined or zero. "
+                    'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+                )
+
+    check([undefined.apply(o) for o in _differentiable_outputs(func(*inputs))])
+    if len(outputs) > 1:
+        for undefined_idx in range(len(outputs)):
+            outs = _differentiable_outputs(func(*inputs))
+            check([undefined.apply(o) if idx == undefined_idx else o for idx, o in enumerate(outs)])
+
+
+# public API ---------------------------------------------------------------------------------------
 
 
 def gradcheck(
@@ -137,25 +435,26 @@ def gradcheck(
     check_forward_ad: bool = False,
     check_backward_ad: bool = True,
     fast_mode: bool = False,
-    masked=None,
+    masked: bool | None = None,
 ) -> bool:
-    """True when backward agrees with finite differences for every input that requires grad."""
-    inputs = _tensors(inputs)
-    diff_indices = _differentiable(inputs)
-    if not diff_indices:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True.")
-    for i in diff_indices:
-        if inputs[i].dtype.name != "float64":
-            warnings.warn(
-                f"Input #{i} requires gradient and is not a double precision floating point or complex. This check "
-                "will likely fail if all the inputs are not of double precision floating point or complex. ",
-                stacklevel=2,
-            )
+    """True when backward agrees with finite differences for every input that requires grad.
+
+    ``func`` takes the ``inputs`` (a Tensor or a tuple; non-tensors are passed through) and returns a
+    Tensor or a sequence of them. Use float64 inputs: the default tolerances assume double precision.
+    On failure raises :class:`GradcheckError`, or returns False when ``raise_exception=False``.
+    ``masked`` only matters for sparse inputs (dense inputs ignore it). minitorch has no forward-mode
+    AD and no vmap, so ``check_forward_ad``, ``check_batched_forward_grad`` and ``check_batched_grad``
+    must stay False.
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    for flag, value in (("check_forward_ad", check_forward_ad), ("check_batched_forward_grad",
+                        check_batched_forward_grad), ("check_batched_grad", check_batched_grad)):
+        if value:
+            raise ValueError(f"gradcheck: {flag}=True needs forward-mode AD or vmap, which minitorch does not have")
     try:
-        if fast_mode:
-            _fast_check(func, inputs, diff_indices, eps, atol, rtol)
-        else:
-            _slow_check(func, inputs, diff_indices, eps, atol, rtol, nondet_tol)
+        _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
+                          fast_mode)
     except GradcheckError:
         if raise_exception:
             raise
@@ -163,60 +462,20 @@ def gradcheck(
     return True
 
 
-def _slow_check(func, inputs, diff_indices, eps, atol, rtol, nondet_tol):
-    analytical, reentrant = _analytical_jacobian(func, inputs, diff_indices, nondet_tol)
-    for col, i in enumerate(diff_indices):
-        numerical = _numerical_jacobian(func, inputs, i, eps)
-        if not _allclose(analytical[col], numerical, rtol, atol):
-            raise GradcheckError(
-                f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                f"numerical:{numerical}\nanalytical:{analytical[col]}\n"
-            )
-    if not reentrant:
-        raise GradcheckError(
-            "Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
-            "gives different values, although analytical gradient matches numerical gradient."
-            f"The tolerance for nondeterminism was {nondet_tol}."
-        )
-
-
-def _fast_check(func, inputs, diff_indices, eps, atol, rtol):
-    """Compare v^T J u (analytical, by one backward) with the directional finite difference."""
-    from ..autograd import grad as autograd_grad
-    from ..random import Generator, rand
-
-    generator = Generator()
-    generator.manual_seed(0)
-    outputs = _outputs(func, inputs)
-    vs = [_unit(rand(o.shape, dtype=_float64(), generator=generator)) for o in outputs]
-    for i in diff_indices:
-        x = inputs[i]
-        u = _unit(rand(x.shape, dtype=_float64(), generator=generator))
-        seeds = [v.to(o.dtype) for v, o in zip(vs, outputs)]
-        live = [(o, s) for o, s in zip(outputs, seeds) if o.requires_grad]
-        (g,) = autograd_grad([o for o, _ in live], [x], [s for _, s in live], retain_graph=True, allow_unused=True)
-        analytical = 0.0 if g is None else float((g.to(_float64()) * u).sum().item())
-        original = x.detach().clone()
-        x.detach()._array[...] = (original + eps * u.to(x.dtype))._array
-        plus = _outputs(func, inputs)
-        plus_v = sum(float((p.to(_float64()) * v).sum().item()) for p, v in zip(plus, vs))
-        x.detach()._array[...] = (original - eps * u.to(x.dtype))._array
-        minus = _outputs(func, inputs)
-        minus_v = sum(float((m.to(_float64()) * v).sum().item()) for m, v in zip(minus, vs))
-        x.detach()._array[...] = original._array
-        numerical = (plus_v - minus_v) / (2 * eps)
-        scaled_atol = atol * float(u.sum().item()) * sum(float(v.sum().item()) for v in vs)
-        if abs(analytical - numerical) > scaled_atol + rtol * abs(numerical):
-            raise GradcheckError(
-                f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                f"numerical:{numerical}\nanalytical:{analytical}\n\n"
-                "The above quantities relating the numerical and analytical jacobians are computed in fast mode. "
-                "See: https://github.com/pytorch/pytorch/issues/53876 for more background about fast mode."
-            )
-
-
-def _unit(t):
-    return t / (t * t).sum().sqrt() if t.numel() else t
+def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
+                      fast_mode) -> None:
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    func_out = func(*inputs)
+    outputs = _differentiable_outputs(func_out)
+    _check_outputs(outputs)
+    check = _fast_gradcheck if fast_mode else _slow_gradcheck
+    check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if not outputs:
+        return
+    _test_backward_mul_by_grad_output(outputs, inputs)
+    if check_undefined_grad:
+        _test_undefined_backward_mode(func, outputs, inputs)
 
 
 def gradgradcheck(
@@ -238,30 +497,45 @@ def gradgradcheck(
     fast_mode: bool = False,
     masked: bool = False,
 ) -> bool:
-    """gradcheck of the function ``(inputs, v) -> v^T J(inputs)``: checks second derivatives."""
-    from ..autograd import grad as autograd_grad
-    from ..random import Generator, randn
+    """Check second derivatives: gradcheck of ``(inputs, v) -> v^T J(inputs)``.
 
-    inputs = _tensors(inputs)
-    diff_indices = _differentiable(inputs)
-    outputs = _outputs(func, inputs)
+    Without ``grad_outputs``, ``v`` is drawn (from the global RNG, in [-1, 1), as PyTorch does) and
+    itself requires grad, so the derivative w.r.t. ``v`` (the first derivative) is checked too.
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        generator = Generator()
-        generator.manual_seed(0)
+        from ..testing import make_tensor
+
+        outputs = _differentiable_outputs(func(*inputs))
         grad_outputs = tuple(
-            randn(o.shape, dtype=o.dtype, generator=generator).requires_grad_(True) for o in outputs if o.requires_grad
+            make_tensor(o.shape, dtype=o.dtype, device=o.device, low=-1, high=1, requires_grad=True,
+                        noncontiguous=gen_non_contig_grad_outputs)
+            for o in outputs
         )
     else:
-        grad_outputs = _tensors(grad_outputs)
-    n_inputs = len(inputs)
+        grad_outputs = _as_tuple(grad_outputs)
+    n_outputs = len(grad_outputs)
+    diff_input_positions = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
 
-    def first_derivative(*all_inputs):
-        xs, vs = all_inputs[:n_inputs], all_inputs[n_inputs:]
-        outs = [o for o in _outputs(func, xs) if o.requires_grad]
-        grads = autograd_grad(outs, [xs[i] for i in diff_indices], vs, create_graph=True, allow_unused=True)
+    def first_derivative(*args):
+        from . import grad as autograd_grad
+
+        xs, vs = args[: len(args) - n_outputs], args[len(args) - n_outputs:]
+        outs = _differentiable_outputs(func(*xs))
+        diff_xs = [xs[i] for i in diff_input_positions]
+        grads = autograd_grad(outs, diff_xs, vs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(
-        first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-        raise_exception=raise_exception, nondet_tol=nondet_tol, fast_mode=fast_mode,
+        first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+        nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad, fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev, masked=masked,
     )
+
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]

@@ -6,6 +6,21 @@ from .. import _dtype
 from .registry import Backend
 
 
+class _ErrstateVar:
+    """``errstate`` behind a ContextVar-like set/reset (the slow, public fallback: about 1 µs)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def set(self, _):
+        state = self.xp.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def reset(self, state) -> None:
+        state.__exit__(None, None, None)
+
+
 class ArrayBackend(Backend):
     """A Backend over a numpy-compatible array module; subclasses set ``xp`` and the few
     functions that differ (strided views, pointers, scatter-add, host transfers)."""
@@ -13,9 +28,27 @@ class ArrayBackend(Backend):
     def __init__(self, xp):
         self.xp = xp
         self.ndarray = xp.ndarray
+        self.quiet_fp_state = self._quiet_fp_state()
         self._to_array_dtype = {d: xp.dtype(d.name) for d in _dtype.ALL_DTYPES}
         self._from_array_dtype = {v: k for k, v in self._to_array_dtype.items()}
         self._from_array_dtype.update({v.char: k for k, v in self._to_array_dtype.items()})
+
+    def _quiet_fp_state(self):
+        """``(context variable, value)`` whose ``set``/``reset`` silence floating-point warnings
+        around a kernel (PyTorch never warns on 1/0), or None when the library never warns.
+
+        ``with np.errstate(all="ignore")`` costs about 1 µs, more than a small kernel. numpy >= 2
+        keeps that state in one ContextVar; setting it to a prebuilt "ignore" value and resetting
+        the token is what errstate does inside, for about 0.2 µs.
+        """
+        config = getattr(getattr(self.xp, "_core", None), "_ufunc_config", None)
+        variable = getattr(config, "_extobj_contextvar", None)
+        make = getattr(config, "_make_extobj", None)
+        if variable is not None and make is not None:
+            return variable, make(all="ignore")
+        if hasattr(self.xp, "errstate"):
+            return _ErrstateVar(self.xp), None
+        return None
 
     # dtypes --------------------------------------------------------------------------------
     def array_dtype(self, dtype):

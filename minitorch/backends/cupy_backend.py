@@ -23,6 +23,7 @@ class CupyBackend(ArrayBackend):
                 "(pip install 'minitorch[gpu]') on a machine with an NVIDIA GPU"
             ) from exc
         super().__init__(cupy)
+        self.quiet_fp_state = None  # CuPy kernels never warn
         self._cupyx = cupyx
         # Allocations go through CuPy's default memory pool (cudaMalloc, cached and reused).
         self.memory_pool = cupy.get_default_memory_pool()

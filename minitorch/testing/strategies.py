@@ -1,4 +1,4 @@
-"""Hypothesis strategies for tensors: shapes, broadcastable shape pairs, and tensors in every layout.
+"""Hypothesis strategies for tensors: shapes, broadcastable shape pairs, dtypes, and tensors in every layout.
 
 ``tensors()`` draws values, then a *layout*: contiguous, transposed (a permuted view of a bigger
 contiguous tensor) or strided (every other element of a bigger tensor), so code under test sees
@@ -7,6 +7,10 @@ non-contiguous inputs as often as contiguous ones. Use in your own CI gradient c
     @given(tensors(dtype=minitorch.float64, requires_grad=True))
     def test_my_fn(x):
         assert minitorch.autograd.gradcheck(my_fn, (x,))
+
+    @given(gradcheck_inputs(2))  # two float64 leaves of broadcastable shapes
+    def test_my_binary_fn(inputs):
+        assert minitorch.autograd.gradcheck(my_binary_fn, inputs)
 """
 
 from __future__ import annotations
@@ -75,3 +79,46 @@ def tensors(draw, shape=None, dtype=_dtype.float64, device="cpu", layout=None, m
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+FLOATING_DTYPES = (_dtype.float16, _dtype.float32, _dtype.float64)
+INTEGRAL_DTYPES = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)
+
+
+def dtypes(floating: bool = True, integral: bool = False, boolean: bool = False):
+    """One of minitorch's dtypes from the chosen families."""
+    choices = (FLOATING_DTYPES if floating else ()) + (INTEGRAL_DTYPES if integral else ())
+    choices += (_dtype.bool,) if boolean else ()
+    if not choices:
+        raise ValueError("dtypes() needs at least one of floating, integral or boolean")
+    return st.sampled_from(choices)
+
+
+@st.composite
+def _reduced_shapes(draw, target: tuple):
+    """A shape that broadcasts *to* ``target``: a suffix of it with some sizes replaced by 1."""
+    ndim = draw(st.integers(0, len(target)))
+    return tuple(draw(st.sampled_from([n, 1])) for n in target[len(target) - ndim:])
+
+
+@st.composite
+def gradcheck_inputs(draw, n: int = 1, shape=None, broadcast: bool = True, device="cpu", layout=None,
+                     min_value: float = -3.0, max_value: float = 3.0):
+    """A tuple of ``n`` float64 leaf tensors that require grad, ready for ``gradcheck(fn, inputs)``.
+
+    With ``broadcast`` the shapes all broadcast together to a drawn shape (to ``shape`` when given,
+    which the first input then has); without, every input has the same shape. Each input is drawn
+    in its own layout (see ``tensors``).
+    """
+    given = shape is not None
+    if shape is None:
+        shape = draw(shapes())
+    elif not isinstance(shape, tuple):
+        shape = draw(shape)
+    result = []
+    for i in range(n):
+        full = not broadcast or (given and i == 0)
+        shape_i = shape if full else draw(_reduced_shapes(shape))
+        result.append(draw(tensors(shape_i, dtype=_dtype.float64, device=device, layout=layout,
+                                   min_value=min_value, max_value=max_value, requires_grad=True)))
+    return tuple(result)
