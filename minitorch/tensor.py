@@ -419,6 +419,8 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
+        if requires_grad and self.is_inference() and not grad_mode.state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if requires_grad and not self._storage.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)

@@ -218,6 +218,8 @@ class ThreeOutputs(Function):
     @staticmethod
     def backward(ctx, *grads):
         defined = [(g, k) for g, k in zip(grads, (1, 2, 3)) if g is not None]
+        if not defined:  # PyTorch calls backward even when no output got a gradient
+            return None, None
         if len(defined) == 2 and not ctx.robust:
             raise RuntimeError("ThreeOutputs: cannot combine two gradients")
         total = defined[0][0] * defined[0][1]

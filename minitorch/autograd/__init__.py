@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from . import graph
-from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled

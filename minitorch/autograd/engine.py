@@ -133,6 +133,11 @@ def _run_tensor_pre_hooks(node: Node, grads: list, create_graph: bool, owned: se
                     break
                 replaced = fn(grads[nr])
                 if replaced is not None:
+                    if replaced.shape != grads[nr].shape:
+                        raise RuntimeError(
+                            f"hook '{getattr(fn, '__name__', 'hook')}' has changed the size of value: expected "
+                            f"{list(grads[nr].shape)}, got {list(replaced.shape)}"
+                        )
                     grads[nr] = replaced
     if node._retain_grad_tensors:
         for nr, ref in node._retain_grad_tensors.items():
@@ -149,8 +154,8 @@ def _call_node(node: Node, grads: list) -> tuple:
             replaced = fn(tuple(grads))
             if replaced is not None:
                 grads = list(replaced)
-    if all(g is None for g in grads):
-        return (None,) * len(node.next_functions)
+    if all(g is None for g in grads) and not getattr(node, "_always_called", False):
+        return (None,) * len(node.next_functions)  # nothing flows through a built-in op
     try:
         grad_inputs = node._evaluate(*grads)
     except Exception:

@@ -56,6 +56,8 @@ class FunctionCtx:
 class BackwardCFunction(FunctionCtx, Node):
     """The node of a custom Function: runs the user's backward."""
 
+    _always_called = True  # PyTorch calls a custom backward even when every grad is None
+
     _forward_cls = None
 
     def name(self) -> str:
