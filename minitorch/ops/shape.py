@@ -1,3 +1,439 @@
-"""(in progress)"""
+"""Shape ops that build a new tensor: cat/stack, repeat/tile, flip/roll, tril/triu, diag, trace,
+and the broadcasting helpers (broadcast_to/broadcast_tensors/broadcast_shapes, atleast_*, meshgrid).
 
-__all__: list = []
+Where an op is a composition of views (repeat = reshape + expand + reshape, meshgrid = expand,
+diag_embed = a strided write into zeros) it is written that way, so its gradient comes from those
+views; only cat, flip, roll and tril/triu need kernels and derivatives of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..tensor import Tensor, wrap_dim
+from .op import Op
+from .promotion import promote
+
+
+def _tensor_list(op: str, tensors) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+def _no_out(op: str, out) -> None:
+    """``out=`` needs in-place writes (a later issue); refuse it rather than ignore it."""
+    if out is not None:
+        raise RuntimeError(f"{op}(): the out= argument is not supported yet; use the returned tensor")
+
+
+def _shapes(tensors) -> str:
+    return ", ".join(str(list(t.shape)) for t in tensors)
+
+
+# concatenation ----------------------------------------------------------------------------------
+
+
+class Cat(Op):
+    """Concatenation in the promoted dtype; each input's gradient is its slice of the output's."""
+
+    def forward(self, *arrays, dim, keep):
+        self.dim, self.keep = dim, keep
+        self.sizes = [a.shape[dim] if k else 0 for a, k in zip(arrays, keep)]
+        *cast, _ = promote(self, *arrays)
+        return self.xp.concatenate([a for a, k in zip(cast, keep) if k], axis=dim)
+
+    def backward(self, grad):
+        grads, start = [], 0
+        for size, kept in zip(self.sizes, self.keep):
+            grads.append(grad.narrow(self.dim, start, size) if kept else grad.new_zeros((0,)))
+            start += size
+        return tuple(grads)
+
+
+def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+    """Join tensors along an existing ``dim``; the result has their promoted dtype. As in PyTorch,
+    1-D empty tensors are skipped whatever their neighbours' shapes."""
+    _no_out("torch.cat", out)
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    keep = [not (t.dim() == 1 and t._array.shape[0] == 0) for t in tensors]
+    if not any(keep):
+        keep = [True] * len(tensors)
+    kept = [t for t, k in zip(tensors, keep) if k]
+    for i, t in enumerate(tensors):
+        if keep[i] and t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    first = kept[0]
+    dim = wrap_dim(dim, first.dim())
+    for i, t in enumerate(tensors):
+        if not keep[i]:
+            continue
+        if t.dim() != first.dim():
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.dim()} and {t.dim()} (shapes {_shapes(kept)})"
+            )
+        for d, (n, m) in enumerate(zip(first._array.shape, t._array.shape)):
+            if d != dim and n != m:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size {n} but got size {m} "
+                    f"for tensor number {i} in the list. (shapes {_shapes(tensors)})"
+                )
+    return Cat.apply(*tensors, dim=dim, keep=tuple(keep))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+    """Join equally shaped tensors along a new ``dim``."""
+    _no_out("stack", out)
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._array.shape
+    for i, t in enumerate(tensors):
+        if t._array.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                f"{list(t.shape)} at entry {i}"
+            )
+    dim = wrap_dim(dim, len(shape) + 1)
+    return cat([t.unsqueeze(dim) for t in tensors], dim)
+
+
+def hstack(tensors, *, out=None) -> Tensor:
+    """Concatenate column-wise: along dim 0 for 1-D tensors, dim 1 otherwise."""
+    _no_out("hstack", out)
+    tensors = atleast_1d(*_tensor_list("hstack", tensors))
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors, *, out=None) -> Tensor:
+    """Concatenate row-wise after making every tensor at least 2-D."""
+    _no_out("vstack", out)
+    tensors = atleast_2d(*_tensor_list("vstack", tensors))
+    return cat((tensors,) if isinstance(tensors, Tensor) else tensors, 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None) -> Tensor:
+    """Concatenate depth-wise (dim 2) after making every tensor at least 3-D."""
+    _no_out("dstack", out)
+    tensors = atleast_3d(*_tensor_list("dstack", tensors))
+    return cat((tensors,) if isinstance(tensors, Tensor) else tensors, 2)
+
+
+def column_stack(tensors, *, out=None) -> Tensor:
+    """Stack as columns: 0-d and 1-D tensors become ``(n, 1)`` columns, then ``hstack``."""
+    _no_out("column_stack", out)
+    tensors = _tensor_list("column_stack", tensors)
+    return hstack([t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors])
+
+
+# repeating -------------------------------------------------------------------------------------
+
+
+def _sizes(sizes) -> tuple:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    return tuple(int(n) for n in sizes)
+
+
+def repeat(input: Tensor, *sizes) -> Tensor:
+    """The tensor tiled ``sizes[d]`` times along each dim (a copy): an expand of interleaved unit
+    dims, reshaped, so the gradient sums the copies through expand's rule."""
+    sizes = _sizes(sizes)
+    if len(sizes) < input.dim():
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor "
+            f"(repeat dims {list(sizes)}, tensor shape {list(input.shape)})"
+        )
+    if any(n < 0 for n in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: repeat dims {list(sizes)}")
+    shape = (1,) * (len(sizes) - input.dim()) + input._array.shape
+    interleaved = input.reshape(tuple(x for n in shape for x in (1, n)))
+    out = interleaved.expand(tuple(x for r, n in zip(sizes, shape) for x in (r, n)))
+    out = out.reshape(tuple(r * n for r, n in zip(sizes, shape)))
+    return out.clone() if out._storage is input._storage else out
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    """``repeat`` with ``dims`` padded by leading ones when shorter than the tensor's rank."""
+    dims = _sizes((dims,) if isinstance(dims, int) else tuple(dims))
+    return repeat(input, (1,) * (input.dim() - len(dims)) + dims)
+
+
+# reordering ------------------------------------------------------------------------------------
+
+
+def _unique_dims(op: str, dims, ndim: int) -> tuple:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    wrapped = tuple(wrap_dim(d, ndim) for d in dims)
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+class Flip(Op):
+    def forward(self, x, dims):
+        self.dims = dims
+        return self.xp.flip(x, axis=dims).copy() if dims else x.copy()
+
+    def backward(self, grad):
+        return grad.flip(self.dims)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    """A copy with the order of elements reversed along ``dims`` (PyTorch copies; numpy would view)."""
+    return Flip.apply(input, dims=_unique_dims("flip", dims, input.dim()))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input.dim() < 2:
+        raise RuntimeError(f"Input must be >= 2-d. (fliplr got shape {list(input.shape)})")
+    return flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input.dim() < 1:
+        raise RuntimeError(f"Input must be >= 1-d. (flipud got shape {list(input.shape)})")
+    return flip(input, (0,))
+
+
+class Roll(Op):
+    def forward(self, x, shifts, dims):
+        self.shifts, self.dims = shifts, dims
+        return self.xp.roll(x, shifts, axis=dims)
+
+    def backward(self, grad):
+        return grad.roll(tuple(-s for s in self.shifts), self.dims)
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Elements shifted cyclically along ``dims`` (with ``dims=None``, over the flattened tensor)."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return Roll.apply(input.reshape(-1), shifts=shifts, dims=(0,)).view(input.shape)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    return Roll.apply(input, shifts=shifts, dims=tuple(wrap_dim(d, input.dim()) for d in dims))
+
+
+# triangles and diagonals -----------------------------------------------------------------------
+
+
+class Triangle(Op):
+    """Zeros outside the lower (``upper=False``) or upper triangle of the last two dims."""
+
+    def name(self) -> str:
+        return "TriuBackward0" if self.upper else "TrilBackward0"
+
+    def forward(self, x, diagonal, upper):
+        self.diagonal, self.upper = diagonal, upper
+        xp = self.xp
+        n, m = x.shape[-2:]
+        keep = xp.tri(n, m, diagonal - 1, dtype=bool) == 0 if upper else xp.tri(n, m, diagonal, dtype=bool)
+        return xp.where(keep, x, xp.zeros((), dtype=x.dtype))
+
+    def backward(self, grad):
+        return Triangle.apply(grad, diagonal=self.diagonal, upper=self.upper)
+
+
+def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """The lower triangle (on and below the ``diagonal``-th diagonal) of the last two dims."""
+    _no_out("tril", out)
+    if input.dim() < 2:
+        raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (got shape {list(input.shape)})")
+    return Triangle.apply(input, diagonal=int(diagonal), upper=False)
+
+
+def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """The upper triangle (on and above the ``diagonal``-th diagonal) of the last two dims."""
+    _no_out("triu", out)
+    if input.dim() < 2:
+        raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (got shape {list(input.shape)})")
+    return Triangle.apply(input, diagonal=int(diagonal), upper=True)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices (in dims ``dim1``, ``dim2``) whose ``offset``-th diagonal holds the last dim of
+    ``input``: the input written into that strided region of zeros, so the gradient is the
+    diagonal of the output's gradient."""
+    from .views import Diagonal, ViewScatter, contiguous_strides
+
+    ndim = input.dim() + 1
+    dim1, dim2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    batch = iter(input._array.shape[:-1])
+    n = (input._array.shape[-1] if input.dim() else 1) + abs(offset)
+    shape = tuple(n if d in (dim1, dim2) else next(batch) for d in range(ndim))
+    size, stride, start = Diagonal.geometry(None, shape, contiguous_strides(shape), 0, offset, dim1, dim2)
+    source = input if input.dim() else input.reshape(1)
+    return ViewScatter.apply(source, math.prod(shape), size, stride, start).view(shape)
+
+
+def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """A vector's square diagonal matrix, or (a copy of) a matrix's ``diagonal``-th diagonal."""
+    _no_out("diag", out)
+    if input.dim() == 1:
+        return diag_embed(input, diagonal)
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D (shape {list(input.shape)})")
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of a matrix's main diagonal (integer inputs sum in int64)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+
+# broadcasting ----------------------------------------------------------------------------------
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of ``shapes`` broadcast to (ints count as 1-D shapes)."""
+    from ..tensor import Size
+
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    owner = [0] * ndim
+    for k, shape in enumerate(shapes):
+        for i, n in enumerate(shape, ndim - len(shape)):
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+            if n != 1:
+                if result[i] not in (1, n):
+                    raise RuntimeError(
+                        "Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg "
+                        f"{owner[i]} and arg {k}. (shapes {', '.join(str(list(s)) for s in shapes)})"
+                    )
+                result[i], owner[i] = n, k
+    return Size(result)
+
+
+def broadcast_tensors(*tensors):
+    """Views of ``tensors`` expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    ndim = max((t.dim() for t in tensors), default=0)
+    shape = [1] * ndim
+    for t in tensors:
+        for i, n in enumerate(t._array.shape, ndim - t.dim()):
+            if n != 1:
+                if shape[i] not in (1, n):
+                    raise RuntimeError(
+                        f"The size of tensor a ({shape[i]}) must match the size of tensor b ({n}) at non-singleton "
+                        f"dimension {i} (shapes {_shapes(tensors)})"
+                    )
+                shape[i] = n
+    shape = tuple(shape)
+    return tuple(t if t._array.shape == shape else t.expand(shape) for t in tensors)
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """``input.expand(size)``: a view with stride 0 along broadcast dims."""
+    return input.expand(tuple(size))
+
+
+def _at_least(ndim: int, reshape, tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+        return tuple(_at_least(ndim, reshape, (t,)) for t in tensors)
+    if len(tensors) == 1:
+        t = tensors[0]
+        return t if t.dim() >= ndim else t.reshape(reshape(t._array.shape))
+    return tuple(_at_least(ndim, reshape, (t,)) for t in tensors)
+
+
+def atleast_1d(*tensors):
+    """Each tensor viewed with at least one dim (0-d becomes ``(1,)``)."""
+    return _at_least(1, lambda s: (1,), tensors)
+
+
+def atleast_2d(*tensors):
+    """Each tensor viewed with at least two dims: ``()`` -> ``(1, 1)``, ``(n,)`` -> ``(1, n)``."""
+    return _at_least(2, lambda s: (1,) * (2 - len(s)) + s, tensors)
+
+
+def atleast_3d(*tensors):
+    """Each tensor viewed with at least three dims: ``(n,)`` -> ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``."""
+    return _at_least(3, lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)], tensors)
+
+
+def meshgrid(*tensors, indexing: str | None = None):
+    """Coordinate grids (expanded views) of 0-D/1-D tensors; ``'xy'`` swaps the first two dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got shape {list(t.shape)}"
+            )
+        if t.dtype is not tensors[0].dtype or t.device != tensors[0].device:
+            raise RuntimeError(
+                "meshgrid expects all tensors to have the same dtype and device "
+                f"(got {tensors[0].dtype} on {tensors[0].device} and {t.dtype} on {t.device})"
+            )
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors = (tensors[1], tensors[0]) + tuple(tensors[2:])
+    shape = tuple(t.numel() for t in tensors)
+    grids = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * len(shape)
+        view_shape[i] = -1
+        grids.append(t.reshape(view_shape).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors) -> Tensor:
+    """All combinations of the elements of 1-D tensors, one per row (like itertools.product)."""
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
+
+
+_METHODS = (repeat, tile, flip, fliplr, flipud, roll, tril, triu, broadcast_to, diag, diag_embed, trace)
+for _fn in _METHODS:
+    setattr(Tensor, _fn.__name__, _fn)
+
+__all__ = [
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+    "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "diag", "diag_embed", "trace",
+    "broadcast_shapes", "broadcast_tensors", "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d",
+    "meshgrid", "cartesian_prod",
+]

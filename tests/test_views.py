@@ -1,0 +1,223 @@
+"""View ops (ops/views.py): every view shares its base's storage, with PyTorch's size/stride/storage_offset,
+``_base`` pointing at the root, and gradients that flow back through it (gradcheck in float64)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch as torch
+from minitorch.autograd import gradcheck, gradgradcheck
+from minitorch.testing.strategies import shapes, tensors
+
+
+def check(fn, *inputs, twice=True):
+    """gradcheck and (when ``twice``) gradgradcheck of ``fn`` at float64 ``inputs``."""
+    assert gradcheck(fn, inputs)
+    if twice and fn(*inputs).numel():  # an empty grad_output gets numpy's stride 0, which gradcheck refuses
+        assert gradgradcheck(fn, inputs)
+
+
+def arr(t):
+    return np.asarray(t.detach().cpu())
+
+
+def numpy_geometry(view, base):
+    """(shape, strides in elements, offset in elements) of a numpy view of ``base``."""
+    itemsize = base.itemsize
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return view.shape, tuple(s // itemsize for s in view.strides), offset // itemsize
+
+
+def geometry(t):
+    return tuple(t.shape), t.stride(), t.storage_offset()
+
+
+# (name, minitorch view of x, numpy view of a) with x = arange(24.).reshape(2, 3, 4) and a its numpy twin
+VIEWS = [
+    ("view", lambda x: x.view(6, 4), lambda a: a.reshape(6, 4)),
+    ("view_infer", lambda x: x.view(-1), lambda a: a.reshape(-1)),
+    ("reshape", lambda x: x.reshape(4, 3, 2), lambda a: a.reshape(4, 3, 2)),
+    ("view_as", lambda x: x.view_as(torch.zeros(3, 8)), lambda a: a.reshape(3, 8)),
+    ("flatten", lambda x: x.flatten(1), lambda a: a.reshape(2, 12)),
+    ("unflatten", lambda x: x.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
+    ("permute", lambda x: x.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
+    ("transpose", lambda x: x.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
+    ("swapdims", lambda x: x.swapdims(-1, 1), lambda a: a.swapaxes(-1, 1)),
+    ("movedim", lambda x: x.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
+    ("mT", lambda x: x.mT, lambda a: a.swapaxes(-1, -2)),
+    ("t", lambda x: x[0].t(), lambda a: a[0].T),
+    ("expand", lambda x: x[:, :1].expand(2, 5, 4), lambda a: np.broadcast_to(a[:, :1], (2, 5, 4))),
+    ("expand_new_dim", lambda x: x.expand(3, -1, -1, -1), lambda a: np.broadcast_to(a, (3, 2, 3, 4))),
+    ("squeeze", lambda x: x[:, :1].squeeze(1), lambda a: a[:, 0]),
+    ("unsqueeze", lambda x: x.unsqueeze(-1), lambda a: a[..., None]),
+    ("narrow", lambda x: x.narrow(2, 1, 2), lambda a: a[:, :, 1:3]),
+    ("narrow_negative", lambda x: x.narrow(-1, -3, 2), lambda a: a[:, :, 1:3]),
+    ("select", lambda x: x.select(1, -1), lambda a: a[:, -1]),
+    ("diagonal", lambda x: x.diagonal(1, 1, 2), lambda a: np.diagonal(a, 1, 1, 2)),
+    ("diagonal_negative", lambda x: x.diagonal(-1, 2, 1), lambda a: np.diagonal(a, -1, 2, 1)),
+    ("as_strided", lambda x: x.as_strided((3, 3), (1, 1), 2),
+     lambda a: np.lib.stride_tricks.as_strided(a.reshape(-1)[2:], (3, 3), (8, 8))),
+    ("unbind", lambda x: x.unbind(1)[2], lambda a: a[:, 2]),
+    ("split", lambda x: x.split([1, 3], -1)[1], lambda a: a[..., 1:]),
+    ("chunk", lambda x: x.chunk(2, 1)[1], lambda a: a[:, 2:]),
+    ("tensor_split", lambda x: x.tensor_split([1, 3], 2)[1], lambda a: a[:, :, 1:3]),
+    ("getitem_int", lambda x: x[1], lambda a: a[1]),
+    ("getitem_steps", lambda x: x[:, ::2, 1::3], lambda a: a[:, ::2, 1::3]),
+    ("getitem_negative", lambda x: x[-1, -2:, -3], lambda a: a[-1, -2:, -3]),
+    ("getitem_ellipsis", lambda x: x[..., 2], lambda a: a[..., 2]),
+    ("getitem_mixed", lambda x: x[1, ..., 1:3], lambda a: a[1, ..., 1:3]),
+    ("getitem_zero_dim_index", lambda x: x[torch.tensor(1), 2], lambda a: a[1, 2]),
+    ("view_of_view", lambda x: x.transpose(0, 1)[1:].permute(2, 0, 1)[::2],
+     lambda a: a.swapaxes(0, 1)[1:].transpose(2, 0, 1)[::2]),
+]
+
+
+@pytest.mark.parametrize("name,view,numpy_view", VIEWS, ids=[v[0] for v in VIEWS])
+def test_view_shares_storage_with_pytorch_geometry(device, name, view, numpy_view):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = torch.tensor(a, device=device)
+    v = view(x)
+    expected = numpy_view(a)
+    np.testing.assert_array_equal(arr(v), expected)
+    assert v._base is x and v._is_view()
+    assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    shape, strides, offset = numpy_geometry(expected, a)
+    assert tuple(v.shape) == shape and v.storage_offset() == offset
+    assert v.data_ptr() == x.data_ptr() + offset * x.element_size()
+    # strides of size-1 dims are free; elsewhere they match numpy's
+    assert all(s == e for n, s, e in zip(shape, v.stride(), strides, strict=True) if n != 1)
+    assert v.is_contiguous() == row_major(shape, strides)
+
+
+def row_major(shape, strides) -> bool:
+    """PyTorch's is_contiguous rule (size-1 dims are free), applied to numpy's strides."""
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def test_writes_through_the_base_show_in_views(device):
+    if device != "cpu":
+        pytest.skip(".numpy() shares memory only on the CPU")
+    x = torch.zeros(3, 4)
+    row, col, diag = x[1], x[:, 2], x.diagonal()
+    x.numpy()[1, 2] = 7.0
+    assert row[2].item() == col[1].item() == 7.0
+    x.numpy()[2, 2] = 5.0
+    assert diag.tolist() == [0.0, 0.0, 5.0]
+
+
+def test_base_is_root_and_version_shared(device):
+    x = torch.zeros(4, 6, device=device)
+    v = x.t()[1:][:, ::2].unsqueeze(0)
+    assert v._base is x and x._base is None and not x._is_view()
+    assert v._version == x._version
+    x._bump_version()
+    assert v._version == x._version == 1
+    assert x.detach()._base is None and x.detach().data_ptr() == x.data_ptr()
+
+
+def test_pytorch_strides_for_none_and_unsqueeze(device):
+    x = torch.zeros(2, 3, 4, device=device)
+    assert x[None].stride() == (24, 12, 4, 1)  # unsqueeze(0): stride[0] * size[0]
+    assert x[..., None].stride() == (12, 4, 1, 1)
+    assert x[-1, 1:, None].stride() == (4, 4, 1)
+    assert x.unsqueeze(1).stride() == (12, 12, 4, 1)
+
+
+def test_contiguity(device):
+    x = torch.zeros(2, 3, 4, device=device)
+    assert x.is_contiguous() and x[1].is_contiguous() and x[:1].is_contiguous()
+    assert not x.transpose(0, 1).is_contiguous() and not x[:, :1].is_contiguous()
+    assert not x[..., ::2].is_contiguous() and x[..., 1].is_contiguous() is False
+    assert torch.zeros(3, 1, device=device).expand(3, 1).is_contiguous()
+    assert not torch.zeros(3, 1, device=device).expand(3, 2).is_contiguous()
+
+
+def test_view_incompatible_strides_suggests_reshape(device):
+    x = torch.zeros(3, 4, device=device)
+    with pytest.raises(RuntimeError, match=r"view size is not compatible with input tensor's size and stride.*"
+                                           r"Use \.reshape\(\.\.\.\) instead"):
+        x.t().view(12)
+    y = x.t().reshape(12)  # reshape copies instead
+    assert y.shape == (12,) and y.data_ptr() != x.data_ptr()
+    assert x.t().view(4, 1, 3).shape == (4, 1, 3)  # splitting a dim works on any strides
+    with pytest.raises(RuntimeError, match=r"shape '\[5, -1\]' is invalid for input of size 12"):
+        x.view(5, -1)
+    with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
+        x.view(-1, -1)
+
+
+def test_basic_index_errors(device):
+    x = torch.zeros(3, 4, device=device)
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        x[3]
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 1 with size 4"):
+        x[:, -5]
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 2"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError, match="an index can only have a single ellipsis"):
+        x[..., ...]
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        x.narrow(1, 2, 3)
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size"):
+        x.as_strided((4, 4), (4, 1))
+
+
+@given(st.data())
+def test_slicing_random(data):
+    x = data.draw(tensors(shapes(1, 3, 1, 5), requires_grad=True))
+    index = []
+    for n in x.shape:
+        kind = data.draw(st.sampled_from(["int", "slice", "none", "full"]))
+        if kind == "int":
+            index.append(data.draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            start = data.draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)))
+            stop = data.draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)))
+            index.append(slice(start, stop, data.draw(st.one_of(st.none(), st.integers(1, 3)))))
+        elif kind == "none":
+            index.extend([None, slice(None)])
+        else:
+            index.append(Ellipsis if Ellipsis not in index else slice(None))
+    index = tuple(index)
+    v = x[index]
+    np.testing.assert_array_equal(arr(v), arr(x)[index])
+    assert v._base is (x._base if x._base is not None else x)
+    check(lambda x: x[index], x)
+
+
+@given(tensors(shapes(2, 3, 1, 4), requires_grad=True))
+def test_view_chains_gradcheck(x):
+    check(lambda x: x.transpose(0, -1).unsqueeze(1).expand(-1, 2, *x.shape[-2::-1]), x)
+    check(lambda x: x.reshape(-1).view(x.numel(), 1)[1:].squeeze(1), x)
+    check(lambda x: x.movedim(0, -1).narrow(0, 0, 1).select(-1, -1), x)
+    check(lambda x: x.diagonal(0, -1, -2) * 2, x)
+    check(lambda x: torch.stack(x.unbind(-1)) + x.split(1, 0)[0].sum(), x)
+
+
+def test_as_strided_overlapping_windows(device):
+    x = torch.arange(6.0, dtype=torch.float64, device=device, requires_grad=True)
+    windows = x.as_strided((4, 3), (1, 1))
+    assert windows.tolist() == [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5]]
+    windows.sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]
+    check(lambda x: x.as_strided((4, 3), (1, 1)) ** 2, x)
+    check(lambda x: x.as_strided((2, 2, 2), (0, 2, 1), 1), x)  # stride 0: every element read twice
+    y = torch.zeros(4, 5, dtype=torch.float64, device=device, requires_grad=True)
+    check(lambda y: y[1:, 1:].as_strided((2, 3), (5, 1), 6), y)
+
+
+def test_view_grads_land_in_the_right_place(device):
+    x = torch.zeros(3, 4, dtype=torch.float64, device=device, requires_grad=True)
+    (x[1:, ::2] * 2).sum().backward()
+    assert x.grad.tolist() == [[0, 0, 0, 0], [2, 0, 2, 0], [2, 0, 2, 0]]
+    x.grad = None
+    x.t()[-1, None, ...].sum().backward()
+    assert x.grad.tolist() == [[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]]
