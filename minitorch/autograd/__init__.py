@@ -106,6 +106,7 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = [
     "Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
+    "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "gradgradcheck", "graph", "inference_mode", "is_anomaly_enabled", "is_grad_enabled", "no_grad",
     "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
 ]
