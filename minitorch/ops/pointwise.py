@@ -7,6 +7,7 @@ inputs of float functions are promoted to the default float dtype, as in PyTorch
 
 from __future__ import annotations
 
+import dis
 import math
 
 from ..tensor import Tensor
@@ -76,16 +77,33 @@ class Unary(Op):
         return type(self).kernel(self.xp, x)
 
     def backward(self, grad):
-        x, y = self.saved_tensors
+        saved = self.saved_tensors
+        x = saved[0] if self.save_inputs else None
+        y = saved[-1] if self.save_output else None
         return type(self).derivative(grad, x, y)
+
+
+def _reads(derivative) -> tuple[bool, bool]:
+    """Whether a derivative reads the input ``x`` and/or the output ``y``: only those are saved, as
+    PyTorch does (sin saves its input, exp its result), so in-place writes are flagged only when
+    they really clobber what backward needs."""
+    loaded = {i.argval for i in dis.get_instructions(derivative) if i.opname.startswith("LOAD_FAST")}
+    return "x" in loaded, "y" in loaded
 
 
 def _make(name: str):
     kernel, derivative = UNARY[name]
+    reads_x, reads_y = _reads(derivative)
     op = type(
         name.capitalize(),
         (Unary,),
-        {"kernel": staticmethod(kernel), "derivative": staticmethod(derivative), "keeps_dtype": name in KEEPS_DTYPE},
+        {
+            "kernel": staticmethod(kernel),
+            "derivative": staticmethod(derivative),
+            "keeps_dtype": name in KEEPS_DTYPE,
+            "save_inputs": (0,) if reads_x else (),
+            "save_output": reads_y,
+        },
     )
 
     def function(input: Tensor, *, out=None) -> Tensor:
