@@ -164,14 +164,19 @@ class CopySlices(Node):
 
     Backward: the gradient outside the view's region goes to the old base unchanged; inside the
     region it goes through the in-place op's backward (``fn``), whose other inputs get the rest.
-    Geometry is absolute within the storage, so any view of any (non-overlapping) base works.
+    The region is described relative to a row-major tensor of the base's shape when the base is
+    contiguous (the common case: one copy of the gradient), else relative to the whole storage.
     """
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node, fn_output_nr: int):
         super().__init__()
-        self.base_geometry = (base._array.shape, base.stride(), base._offset)
-        self.view_geometry = (view._array.shape, view.stride(), view._offset)
-        self.numel = len(base._storage)
+        self.base_shape = base._array.shape
+        if base.is_contiguous():
+            self.region = (view._array.shape, view.stride(), view._offset - base._offset)
+            self.storage_geometry = None
+        else:
+            self.region = (view._array.shape, view.stride(), view._offset)
+            self.storage_geometry = (len(base._storage), base._array.shape, base.stride(), base._offset)
         self.fn, self.fn_output_nr = fn, fn_output_nr
         self.next_functions = (edge_of(base),) + fn.next_functions[1:]
         self._input_meta = ((base._array.shape, base.dtype),) + fn._input_meta[1:]
@@ -183,30 +188,52 @@ class CopySlices(Node):
         self.fn.release_saved()
 
     def _evaluate(self, grad):
-        from .comparison import where
-
-        flat = ViewScatter.apply(grad, self.numel, *self.base_geometry)
-        grad_slice = flat.as_strided(*self.view_geometry)
+        if self.storage_geometry is None:
+            whole = grad.contiguous()
+        else:
+            numel, shape, stride, offset = self.storage_geometry
+            whole = ViewScatter.apply(grad, numel, shape, stride, offset)
         grads = [None] * self.fn._n_outputs
-        grads[self.fn_output_nr] = grad_slice
+        grads[self.fn_output_nr] = whole.as_strided(*self.region)
         results = self.fn._evaluate(*grads)
-        inside = results[0]
-        if inside is None:
-            inside = grad_slice.new_zeros(())
-        inside = inside.expand(self.view_geometry[0]) if inside.shape != self.view_geometry[0] else inside
-        region = _region_mask(grad, self.numel, self.view_geometry)
-        combined = where(region, ViewScatter.apply(inside, self.numel, *self.view_geometry), flat)
-        return (combined.as_strided(*self.base_geometry),) + tuple(results[1:])
+        inside = results[0] if results[0] is not None else whole.new_zeros(())
+        if grad_mode.state.enabled:  # create_graph: stay differentiable
+            merged = ReplaceRegion.apply(whole, inside, *self.region)
+        elif _is_region_of(inside, whole, self.region):  # e.g. add_: the region's gradient passes through
+            merged = whole
+        else:  # one private copy of the gradient, region overwritten in place
+            shared = whole._storage is grad._storage or any(
+                r is not None and r._storage is whole._storage for r in results[1:]
+            )
+            merged = whole.clone() if shared else whole
+            merged._storage.backend.as_strided(merged._array.reshape(-1), *self.region)[...] = inside._array
+        if self.storage_geometry is not None:
+            merged = merged.as_strided(*self.storage_geometry[1:])
+        return (merged,) + tuple(results[1:])
 
 
-def _region_mask(like: Tensor, numel: int, geometry) -> Tensor:
-    """A bool tensor over the storage: True inside the view's region."""
-    backend = like._storage.backend
-    mask = backend.xp.zeros(numel, dtype=backend.array_dtype(_dtype.bool))
-    backend.as_strided(mask, *geometry)[...] = True
-    from ..tensor import from_array
+def _is_region_of(t: Tensor, whole: Tensor, region) -> bool:
+    """Whether ``t`` is exactly the window ``region`` of ``whole``'s memory (nothing to write)."""
+    size, stride, offset = region
+    return (
+        t._storage is whole._storage and t._array.shape == tuple(size) and t.stride() == tuple(stride)
+        and t._offset == whole._offset + offset
+    )
 
-    return from_array(mask, backend, like.device)
+
+class ReplaceRegion(Op):
+    """A copy of a contiguous ``whole`` with the strided region ``(size, stride, offset)`` of its
+    flat memory replaced by ``inside`` (broadcast). Its backward is itself plus a region read."""
+
+    def forward(self, whole, inside, size, stride, offset):
+        self.region = (size, stride, offset)
+        out = whole.copy()
+        self.backend.as_strided(out.reshape(-1), size, stride, offset)[...] = inside
+        return out
+
+    def backward(self, grad):
+        grad = grad.contiguous()
+        return ReplaceRegion.apply(grad, 0.0, *self.region), grad.as_strided(*self.region)
 
 
 def _rebase_base_through_view(view: Tensor, node: Node, output_nr: int) -> None:
