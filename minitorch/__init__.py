@@ -43,6 +43,7 @@ from .creation import *
 from .layout import layout, sparse_coo, strided
 from .ops.arithmetic import *
 from .ops.blas import *
+from .ops.inplace import *
 from .ops.comparison import *
 
 # ops (each module installs its Tensor methods on import)

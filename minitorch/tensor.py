@@ -48,6 +48,7 @@ class AutogradMeta:
         "creation",  # how a view was made: "default", "no_grad", "multi_output", "custom_function"
         "is_inference",
         "name",
+        "view_op",  # the op that made a multi-output view ("Unbind", "Split"), for error messages
     )
 
     def __init__(self):
@@ -57,12 +58,13 @@ class AutogradMeta:
         self.creation = "default"
         self.is_inference = False
         self.name = None
+        self.view_op = None
 
 
 class Tensor:
     """A multi-dimensional array on a device that can record the ops applied to it."""
 
-    __slots__ = ("_array", "_storage", "_offset", "_requires_grad", "grad_fn", "_output_nr", "_meta", "__weakref__")
+    __slots__ = ("_array", "_storage", "_offset", "_requires_grad", "_grad_fn", "_output_nr", "_meta", "__weakref__")
 
     def __new__(cls, *args, **kwargs):
         """The legacy constructor: ``Tensor([1, 2])`` (default float dtype) or ``Tensor(2, 3)``."""
@@ -86,7 +88,7 @@ class Tensor:
         self._storage = other._storage
         self._offset = other._offset
         self._requires_grad = False
-        self.grad_fn = None
+        self._grad_fn = None
         self._output_nr = 0
 
     def _autograd_meta(self) -> AutogradMeta:
@@ -357,7 +359,7 @@ class Tensor:
         t._storage = self._storage
         t._offset = self._offset
         t._requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         t._meta = None
         return t
@@ -370,7 +372,7 @@ class Tensor:
         t._storage = storage
         t._offset = offset
         t._requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         t._meta = None
         return t
@@ -385,7 +387,7 @@ class Tensor:
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
                 "(DDP), this likely means that you are modifying a view of a tensor that requires grad."
             )
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
         return self
@@ -404,8 +406,23 @@ class Tensor:
 
     # autograd ----------------------------------------------------------------------------------
     @property
+    def grad_fn(self):
+        """The node that produced this tensor. A view whose storage was written since its grad_fn
+        was set gets a fresh one built from its base's current history (PyTorch's stale-view rule)."""
+        meta = self._meta
+        if meta is not None and meta.base is not None and meta.view_version != self._storage.version:
+            from .ops.inplace import refresh_view_grad_fn
+
+            refresh_view_grad_fn(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+
+    @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        return self._requires_grad or view_requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -533,6 +550,15 @@ class Tensor:
 # helpers ------------------------------------------------------------------------------------------
 
 
+def view_requires_grad(t: Tensor) -> bool:
+    """A differentiable view requires grad when its base does (the base may have started to require
+    grad after the view was made, through an in-place write with a grad-requiring value)."""
+    meta = t._meta
+    return (
+        meta is not None and meta.base is not None and meta.creation != "no_grad" and meta.base._requires_grad
+    )
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     """A possibly negative dim as an index in ``range(ndim)`` (0-d tensors accept -1 and 0)."""
     bound = max(ndim, 1)
@@ -549,7 +575,7 @@ def from_array(array, backend, device) -> Tensor:
     t._storage = Storage(buffer, backend, device, backend.dtype_of(array))
     t._offset = 0
     t._requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._output_nr = 0
     t._meta = None
     if grad_mode.state.inference:

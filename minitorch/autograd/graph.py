@@ -145,11 +145,12 @@ def accumulate_grad_node(leaf) -> AccumulateGrad:
 
 def edge_of(tensor) -> tuple:
     """The edge a gradient for ``tensor`` flows along: its grad_fn, or its AccumulateGrad."""
-    if not tensor._requires_grad:
-        return (None, 0)
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
-    return (accumulate_grad_node(tensor), 0)
+    node = tensor.grad_fn  # a property: refreshes a stale view's history first
+    if node is not None:
+        return (node, tensor._output_nr)
+    if tensor._requires_grad:
+        return (accumulate_grad_node(tensor), 0)
+    return (None, 0)
 
 
 class SavedTensor:

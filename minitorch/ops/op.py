@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..autograd import anomaly, grad_mode
 from ..autograd.graph import Node, SavedTensor, _sequence, edge_of
 from ..storage import Storage
-from ..tensor import Tensor
+from ..tensor import Tensor, view_requires_grad
 
 
 class Op(Node):
@@ -44,7 +44,7 @@ class Op(Node):
                     first = a
                 elif a._storage.device is not first._storage.device:
                     check_same_device(cls, first, a)
-                if a._requires_grad:
+                if a._requires_grad or (a._meta is not None and view_requires_grad(a)):
                     record = True
         storage = first._storage
         node = cls.__new__(cls)
@@ -82,7 +82,7 @@ class Op(Node):
         """Make this op a node of the graph: edges, input metadata, saved tensors, outputs."""
         self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in args)
         self._input_meta = tuple(
-            (a._array.shape, a._storage.dtype) if isinstance(a, Tensor) and a._requires_grad else None
+            (a._array.shape, a._storage.dtype) if isinstance(a, Tensor) and a.requires_grad else None
             for a in args
         )
         saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i] for i in self.save_inputs]
@@ -96,7 +96,7 @@ class Op(Node):
         self._n_outputs = len(outputs)
         for i, out in enumerate(outputs):
             if out._storage.dtype.is_floating_point:
-                out.grad_fn = self
+                out._grad_fn = self
                 out._output_nr = i
                 out._requires_grad = True
         if anomaly._enabled:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..autograd import grad_mode
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Tensor, view_requires_grad, wrap_dim
 from .op import Op
 
 
@@ -41,7 +41,7 @@ class ViewOp(Op):
         meta.view_version = x._storage.version
         if not grad_mode.state.enabled:
             meta.creation = "inference_mode" if grad_mode.state.inference else "no_grad"
-        if x._requires_grad and grad_mode.state.enabled:
+        if grad_mode.state.enabled and (x._requires_grad or view_requires_grad(x)):
             node.backend = x._storage.backend
             node.device = x._storage.device
             node.params = params
@@ -521,15 +521,19 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     return AsStrided.apply(input, size, stride, offset)
 
 
-def _mark_multi_output(views):
-    for v in views:
-        v._autograd_meta().creation = "multi_output"
+def _mark_multi_output(views, op_name: str):
+    """Outputs of unbind/split/chunk may not be written in place with grad on (PyTorch's rule)."""
+    for i, v in enumerate(views):
+        meta = v._autograd_meta()
+        if meta.creation == "default":
+            meta.creation = "multi_output"
+        meta.view_op = (op_name, i)
     return tuple(views)
 
 
 def unbind(input: Tensor, dim: int = 0):
     dim = wrap_dim(dim, input.dim())
-    return _mark_multi_output([Select.apply(input, dim, i) for i in range(input._array.shape[dim])])
+    return _mark_multi_output([Select.apply(input, dim, i) for i in range(input._array.shape[dim])], "Unbind")
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
@@ -551,7 +555,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     for size in sizes:
         views.append(Narrow.apply(tensor, dim, start, size))
         start += size
-    return _mark_multi_output(views)
+    return _mark_multi_output(views, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0):

@@ -1,0 +1,1 @@
+"""minitorch benchmarks: `python -m benchmarks` prints a table (see run.py)."""

@@ -1,0 +1,443 @@
+"""In-place ops (``x.add_(y)``, ``x[i] = v``, writes through views) and the history they rewrite.
+
+One mechanism serves every in-place op: run the out-of-place op, write its result into ``self``'s
+memory, bump the storage's version, and make the graph say what happened:
+
+- ``self`` is not a view: ``self``'s history is *rebased* onto the op's node.
+- ``self`` is a view of ``base``: ``base``'s history becomes a ``CopySlices`` node. Its backward sends
+  the gradient outside the written region to the old base unchanged, and the gradient inside the
+  region through the op's backward (PyTorch's CopySlices).
+- Any other view of that storage notices the version change the next time its ``grad_fn`` is read
+  and rebuilds it as an ``AsStridedBackward0`` of its base's current history.
+
+The errors PyTorch raises to keep this sound are raised here too (``check_inplace``).
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from ..autograd import grad_mode
+from ..autograd.graph import Node, SavedTensor, edge_of
+from ..tensor import Tensor
+from .op import Op
+from .views import AsStrided, Index, ViewScatter, _overlaps, normalize_basic_index
+
+_LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _any_requires_grad(args) -> bool:
+    return any(isinstance(a, Tensor) and a.requires_grad for a in args)
+
+
+def check_inplace(self: Tensor, recording: bool) -> None:
+    """PyTorch's checks that keep in-place writes sound (VariableTypeUtils check_inplace and
+    handle_view_on_rebase). The first two hold always; the rest only when the write is recorded."""
+    if _overlaps(self._array.shape, self.stride()):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation."
+        )
+    meta = self._meta
+    if meta is not None and meta.is_inference and not grad_mode.state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+            "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+    if not recording:
+        return
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if meta is None:
+        return
+    if meta.creation == "custom_function":
+        name = type(self._grad_fn).__name__.removesuffix("Backward") if self._grad_fn is not None else "Function"
+        raise RuntimeError(
+            f"Output {self._output_nr} of {name} is a view and is being modified inplace. This view was created "
+            "inside a custom Function (or because an input was returned as-is) and the autograd logic to handle "
+            "view+inplace would override the custom backward associated with the custom Function, leading to "
+            "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+            "custom Function."
+        )
+    base = meta.base
+    if base is None:
+        return
+    if meta.creation == "multi_output":
+        op_name, index = meta.view_op
+        raise RuntimeError(
+            f"Output {index} of {op_name}Backward0 is a view and is being modified inplace. This view is the output "
+            "of a function that returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+    if meta.creation in ("no_grad", "inference_mode"):
+        block = "inference_mode block" if meta.creation == "inference_mode" else "no_grad block"
+        raise RuntimeError(
+            f"A view was created in {meta.creation.replace('_mode', '_mode')} mode and is being modified inplace "
+            "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+            "can clarify your code by moving both the view and the inplace either both inside the "
+            f"{block} (if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
+            "be tracked)."
+        )
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
+    """Copy ``result`` into ``self``'s memory (after the checks PyTorch makes) and bump the version."""
+    if result._array.shape != self._array.shape:
+        raise RuntimeError(
+            f"{op_name}: output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+        )
+    if result.dtype is not self.dtype and _dtype.category_of(result.dtype) > _dtype.category_of(self.dtype):
+        raise RuntimeError(
+            f"{op_name}: result type {_LEGACY[result.dtype.name]} can't be cast to the desired output type "
+            f"{_LEGACY[self.dtype.name]}"
+        )
+    self._array[...] = result._array
+    self._storage.version += 1
+
+
+def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Tensor:
+    """``self`` overwritten with ``fn(self, *args, **kwargs)``, with autograd told what happened."""
+    recording = grad_mode.state.enabled and (self.requires_grad or _any_requires_grad(args))
+    base = self._meta.base if self._meta is not None else None
+    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad))
+    if not recording:
+        with grad_mode.no_grad():
+            result = fn(self, *args, **kwargs)
+        write_result(self, result, op_name)
+        return self
+    source = _with_history(self)
+    result = fn(source, *args, **kwargs)
+    node = result._grad_fn
+    if node is not None:
+        _protect_saved_input(node, source)
+    write_result(self, result, op_name)
+    if node is None:
+        return self
+    _point_saved_output_at(node, self)
+    if self._meta is not None and self._meta.base is not None:
+        _rebase_base_through_view(self, node, result._output_nr)
+    else:
+        self._grad_fn = node
+        self._output_nr = result._output_nr
+        self._requires_grad = True
+    return self
+
+
+def _with_history(self: Tensor) -> Tensor:
+    """A tensor over ``self``'s memory carrying ``self``'s current history, as the op's input."""
+    source = self._alias()
+    source._grad_fn = self.grad_fn
+    source._output_nr = self._output_nr
+    source._requires_grad = self.requires_grad
+    return source
+
+
+def _protect_saved_input(node: Node, source: Tensor) -> None:
+    """If the op saved ``self`` for backward, keep a copy: the write is about to overwrite it."""
+    saved = node._saved
+    if not saved:
+        return
+    for i, entry in enumerate(saved):
+        if type(entry) is SavedTensor and entry.tensor is source:
+            with grad_mode.no_grad():
+                frozen = source.detach().clone()
+            frozen._grad_fn, frozen._output_nr = source._grad_fn, source._output_nr
+            frozen._requires_grad = source._requires_grad
+            node._saved = saved[:i] + (SavedTensor(frozen),) + saved[i + 1:]
+            saved = node._saved
+
+
+def _point_saved_output_at(node: Node, self: Tensor) -> None:
+    """A saved output is now ``self``'s memory (so a later write to ``self`` is detected)."""
+    if not node._saved:
+        return
+    for entry in node._saved:
+        if type(entry) is SavedTensor and entry.output_nr is not None:
+            entry.tensor = self._alias()
+            entry.version = self._storage.version
+
+
+class CopySlices(Node):
+    """The base's history after a write through one of its views (PyTorch's CopySlices).
+
+    Backward: the gradient outside the view's region goes to the old base unchanged; inside the
+    region it goes through the in-place op's backward (``fn``), whose other inputs get the rest.
+    The region is described relative to a row-major tensor of the base's shape when the base is
+    contiguous (the common case: one copy of the gradient), else relative to the whole storage.
+    """
+
+    def __init__(self, base: Tensor, view: Tensor, fn: Node, fn_output_nr: int):
+        super().__init__()
+        self.base_shape = base._array.shape
+        if base.is_contiguous():
+            self.region = (view._array.shape, view.stride(), view._offset - base._offset)
+            self.storage_geometry = None
+        else:
+            self.region = (view._array.shape, view.stride(), view._offset)
+            self.storage_geometry = (len(base._storage), base._array.shape, base.stride(), base._offset)
+        self.fn, self.fn_output_nr = fn, fn_output_nr
+        self.next_functions = (edge_of(base),) + fn.next_functions[1:]
+        self._input_meta = ((base._array.shape, base.dtype),) + fn._input_meta[1:]
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def release_saved(self) -> None:
+        self.fn.release_saved()
+
+    def _evaluate(self, grad):
+        if self.storage_geometry is None:
+            whole = grad.contiguous()
+        else:
+            numel, shape, stride, offset = self.storage_geometry
+            whole = ViewScatter.apply(grad, numel, shape, stride, offset)
+        grads = [None] * self.fn._n_outputs
+        grads[self.fn_output_nr] = whole.as_strided(*self.region)
+        results = self.fn._evaluate(*grads)
+        inside = results[0] if results[0] is not None else whole.new_zeros(())
+        if grad_mode.state.enabled:  # create_graph: stay differentiable
+            merged = ReplaceRegion.apply(whole, inside, *self.region)
+        elif _is_region_of(inside, whole, self.region):  # e.g. add_: the region's gradient passes through
+            merged = whole
+        else:  # one private copy of the gradient, region overwritten in place
+            shared = whole._storage is grad._storage or any(
+                r is not None and r._storage is whole._storage for r in results[1:]
+            )
+            merged = whole.clone() if shared else whole
+            merged._storage.backend.as_strided(merged._array.reshape(-1), *self.region)[...] = inside._array
+        if self.storage_geometry is not None:
+            merged = merged.as_strided(*self.storage_geometry[1:])
+        return (merged,) + tuple(results[1:])
+
+
+def _is_region_of(t: Tensor, whole: Tensor, region) -> bool:
+    """Whether ``t`` is exactly the window ``region`` of ``whole``'s memory (nothing to write)."""
+    size, stride, offset = region
+    return (
+        t._storage is whole._storage and t._array.shape == tuple(size) and t.stride() == tuple(stride)
+        and t._offset == whole._offset + offset
+    )
+
+
+class ReplaceRegion(Op):
+    """A copy of a contiguous ``whole`` with the strided region ``(size, stride, offset)`` of its
+    flat memory replaced by ``inside`` (broadcast). Its backward is itself plus a region read."""
+
+    def forward(self, whole, inside, size, stride, offset):
+        self.region = (size, stride, offset)
+        out = whole.copy()
+        self.backend.as_strided(out.reshape(-1), size, stride, offset)[...] = inside
+        return out
+
+    def backward(self, grad):
+        grad = grad.contiguous()
+        return ReplaceRegion.apply(grad, 0.0, *self.region), grad.as_strided(*self.region)
+
+
+def _rebase_base_through_view(view: Tensor, node: Node, output_nr: int) -> None:
+    base = view._meta.base
+    copy_slices = CopySlices(base, view, node, output_nr)
+    base._grad_fn = copy_slices
+    base._output_nr = 0
+    base._requires_grad = True
+    refresh_view_grad_fn(view)
+
+
+def refresh_view_grad_fn(view: Tensor) -> None:
+    """Rebuild a stale view's history as an as_strided view of its base's current history."""
+    meta = view._meta
+    meta.view_version = view._storage.version
+    base = meta.base
+    if meta.creation in ("no_grad", "inference_mode"):
+        if base._grad_fn is not None and grad_mode.state.enabled:
+            block = "inference_mode block" if meta.creation == "inference_mode" else "no_grad block"
+            raise RuntimeError(
+                f"A view was created in {meta.creation} mode and its base or another view of its base has been "
+                "modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it "
+                "is forbidden. You can clarify your code by moving both the view and the inplace either both inside "
+                f"the {block} (if you don't want the inplace to be tracked) or both outside (if you want the "
+                "inplace to be tracked)."
+            )
+        return
+    if not base._requires_grad:
+        view._grad_fn = None
+        return
+    with grad_mode.enable_grad():
+        fresh = AsStrided.apply(base, view._array.shape, view.stride(), view._offset)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = 0
+    view._requires_grad = True
+
+
+# the in-place op set ---------------------------------------------------------------------------------
+
+
+def make_inplace(name: str):
+    """``Tensor.<name>_``: the out-of-place ``Tensor.<name>`` written into self."""
+
+    def method(self, *args, **kwargs):
+        return run_inplace(self, getattr(Tensor, name), args, kwargs, name + "_")
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name}` (writes into self, returns self)."
+    return method
+
+
+INPLACE_OPS = (
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "neg", "exp", "exp2",
+    "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tan", "asin", "acos",
+    "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "clamp", "clip",
+    "reciprocal", "square", "erf", "round", "floor", "ceil", "trunc", "frac", "lerp", "masked_fill", "index_add",
+    "index_fill", "scatter", "scatter_add", "index_copy", "nan_to_num", "logical_not", "bitwise_not", "fill_diagonal",
+)
+for _name in INPLACE_OPS:
+    setattr(Tensor, _name + "_", make_inplace(_name))
+Tensor.subtract_ = Tensor.sub_
+Tensor.multiply_ = Tensor.mul_
+Tensor.divide_ = Tensor.div_
+Tensor.negative_ = Tensor.neg_
+Tensor.absolute_ = Tensor.abs_
+Tensor.arcsin_, Tensor.arccos_, Tensor.arctan_ = Tensor.asin_, Tensor.acos_, Tensor.atan_
+
+Tensor.__iadd__ = lambda self, other: self.add_(other)
+Tensor.__isub__ = lambda self, other: self.sub_(other)
+Tensor.__imul__ = lambda self, other: self.mul_(other)
+Tensor.__itruediv__ = lambda self, other: self.div_(other)
+Tensor.__ifloordiv__ = lambda self, other: self.floor_divide_(other)
+Tensor.__imod__ = lambda self, other: self.remainder_(other)
+Tensor.__ipow__ = lambda self, other: self.pow_(other)
+Tensor.__iand__ = lambda self, other: run_inplace(self, Tensor.__and__, (other,), {}, "bitwise_and_")
+Tensor.__ior__ = lambda self, other: run_inplace(self, Tensor.__or__, (other,), {}, "bitwise_or_")
+Tensor.__ixor__ = lambda self, other: run_inplace(self, Tensor.__xor__, (other,), {}, "bitwise_xor_")
+
+
+
+
+class Copy(Op):
+    """``self.copy_(src)``: src broadcast to self's shape and cast to its dtype. The old values of self
+    get no gradient; src gets the gradient (summed over broadcast dims by the engine)."""
+
+    def forward(self, x, src):
+        if not hasattr(src, "shape"):
+            return self.xp.full(x.shape, src, dtype=x.dtype)
+        if src.shape != x.shape:
+            try:
+                src = self.xp.broadcast_to(src, x.shape)
+            except ValueError:
+                raise RuntimeError(
+                    f"copy_: the source of shape {list(src.shape)} can't be broadcast to the destination's shape "
+                    f"{list(x.shape)}"
+                ) from None
+        return src.astype(x.dtype, copy=True)
+
+    def name(self) -> str:
+        return "CopyBackwards"
+
+    def backward(self, grad):
+        return grad.new_zeros(()).expand(grad.shape), grad
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Overwrite self's elements with ``src`` (any dtype, any device, broadcastable); returns self."""
+    if isinstance(src, Tensor) and src.device != self.device:
+        src = src.to(self.device)
+    return run_inplace(self, Copy.apply, (src,), {}, "copy_")
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
+        )
+    return copy_(self, value)
+
+
+def zero_(self: Tensor) -> Tensor:
+    return copy_(self, 0)
+
+
+def _random_fill(draw):
+    def method(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
+        with grad_mode.no_grad():
+            values = draw(self, *args, generator=generator, **kwargs)
+        return copy_(self, values)
+
+    return method
+
+
+def _uniform(self, a=0.0, b=1.0, *, generator=None):
+    from ..random import rand
+
+    return rand(self.shape, dtype=self.dtype, device=self.device, generator=generator) * (b - a) + a
+
+
+def _normal(self, mean=0.0, std=1.0, *, generator=None):
+    from ..random import randn
+
+    return randn(self.shape, dtype=self.dtype, device=self.device, generator=generator) * std + mean
+
+
+def _bernoulli(self, p=0.5, *, generator=None):
+    from ..random import rand
+
+    return (rand(self.shape, device=self.device, generator=generator) < p).to(self.dtype)
+
+
+Tensor.copy_ = copy_
+Tensor.fill_ = fill_
+Tensor.zero_ = zero_
+Tensor.uniform_ = _random_fill(_uniform)
+Tensor.normal_ = _random_fill(_normal)
+Tensor.bernoulli_ = _random_fill(_bernoulli)
+
+
+class IndexPut(Op):
+    """``out = x.clone(); out[index] = values`` (or ``+=`` with ``accumulate``): advanced-index writes."""
+
+    def forward(self, x, values, index, accumulate):
+        self.index, self.accumulate = index, accumulate
+        arrays = tuple(getattr(i, "_array", i) for i in index)
+        out = x.copy()
+        if accumulate:
+            self.backend.index_add(out, arrays, values)
+        else:
+            out[arrays] = values
+        return out
+
+    def backward(self, grad):
+        grad_x = grad if self.accumulate else IndexPut.apply(grad, 0.0, index=self.index, accumulate=False)
+        return grad_x, grad[self.index]
+
+
+def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` written (or added) at the advanced index ``indices``."""
+    if isinstance(values, Tensor):
+        values = values.to(input.dtype)
+    index = tuple(indices) if isinstance(indices, (tuple, list)) and not _is_index_list(indices) else (indices,)
+    return IndexPut.apply(input, values, index=index, accumulate=accumulate)
+
+
+def _is_index_list(indices) -> bool:
+    return isinstance(indices, list) and all(isinstance(i, (int, bool)) for i in indices)
+
+
+def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    return run_inplace(self, index_put, (indices, values), {"accumulate": accumulate}, "index_put_")
+
+
+def setitem(self: Tensor, index, value) -> None:
+    """``t[index] = value``: basic indices write through a view (CopySlices), others via index_put_."""
+    basic = normalize_basic_index(index, self.dim())
+    if basic is not None:
+        copy_(Index.apply(self, basic), value)
+    else:
+        index_put_(self, index, value)
+
+
+Tensor.index_put = index_put
+Tensor.index_put_ = index_put_
+Tensor.__setitem__ = setitem
+
+__all__ = ["index_put"]
