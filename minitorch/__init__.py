@@ -43,12 +43,12 @@ from .creation import *
 from .layout import layout, sparse_coo, strided
 from .ops.arithmetic import *
 from .ops.blas import *
-from .ops.inplace import *
 from .ops.comparison import *
 
 # ops (each module installs its Tensor methods on import)
 from .ops.conversion import *
 from .ops.indexing import *
+from .ops.inplace import *
 from .ops.pointwise import *
 from .ops.reduction import *
 from .ops.shape import *

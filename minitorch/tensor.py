@@ -108,8 +108,14 @@ class Tensor:
         return self._array.shape[self._wrap_dim(dim)]
 
     def stride(self, dim: int | None = None):
-        itemsize = self._storage.dtype.itemsize
-        strides = tuple(s // itemsize for s in self._array.strides)
+        array = self._array
+        if array.size == 0:  # numpy reports 0 for empty arrays; PyTorch reports row-major strides
+            from .ops.views import contiguous_strides
+
+            strides = contiguous_strides(array.shape)
+        else:
+            itemsize = self._storage.dtype.itemsize
+            strides = tuple(s // itemsize for s in array.strides)
         return strides if dim is None else strides[self._wrap_dim(dim)]
 
     def storage_offset(self) -> int:
@@ -466,11 +472,17 @@ class Tensor:
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
             if value.shape != self.shape and not value.is_sparse:
-                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}")
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}"
+                )
             if value.device != self.device:
-                raise RuntimeError(f"assigned grad has data located on a different device: {value.device} vs {self.device}")
+                raise RuntimeError(
+                    f"assigned grad has data located on a different device: {value.device} vs {self.device}"
+                )
         self._autograd_meta().grad = value
 
     @property
@@ -555,7 +567,10 @@ def view_requires_grad(t: Tensor) -> bool:
     grad after the view was made, through an in-place write with a grad-requiring value)."""
     meta = t._meta
     return (
-        meta is not None and meta.base is not None and meta.creation != "no_grad" and meta.base._requires_grad
+        meta is not None
+        and meta.base is not None
+        and meta.creation in ("default", "multi_output")
+        and meta.base._requires_grad
     )
 
 

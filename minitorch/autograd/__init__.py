@@ -41,7 +41,8 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> tuple:
             g = full_like(out, g)
         elif g.shape != out.shape and not g.is_sparse:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {out.shape}."
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of "
+                f"{out.shape}."
             )
         seeds.append(g)
     return tuple(seeds)

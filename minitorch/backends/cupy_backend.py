@@ -34,6 +34,8 @@ class CupyBackend(ArrayBackend):
 
     def as_strided(self, buffer, size, stride, offset):
         itemsize = buffer.itemsize
+        if 0 in size:  # no elements: keep the pointer inside the buffer
+            offset, stride = 0, (0,) * len(size)
         return self.xp.ndarray(
             tuple(size),
             dtype=buffer.dtype,

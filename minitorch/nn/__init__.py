@@ -1,3 +1,5 @@
 """minitorch.nn (in progress)."""
 
 from . import functional
+
+__all__ = ["functional"]

@@ -393,38 +393,31 @@ Tensor.normal_ = _random_fill(_normal)
 Tensor.bernoulli_ = _random_fill(_bernoulli)
 
 
-class IndexPut(Op):
-    """``out = x.clone(); out[index] = values`` (or ``+=`` with ``accumulate``): advanced-index writes."""
+class IndexAssign(Op):
+    """``out = x.clone(); out[index] = values`` for any index ``t[index] = v`` accepts (tensors,
+    lists, masks mixed with slices). Gradient: zero at the written places for ``x``; ``grad[index]``
+    for ``values`` (summed over broadcast dims by the engine)."""
 
-    def forward(self, x, values, index, accumulate):
-        self.index, self.accumulate = index, accumulate
-        arrays = tuple(getattr(i, "_array", i) for i in index)
+    def forward(self, x, values, index):
+        self.index = index
         out = x.copy()
-        if accumulate:
-            self.backend.index_add(out, arrays, values)
-        else:
-            out[arrays] = values
+        out[tuple(getattr(i, "_array", i) for i in index)] = values
         return out
 
     def backward(self, grad):
-        grad_x = grad if self.accumulate else IndexPut.apply(grad, 0.0, index=self.index, accumulate=False)
-        return grad_x, grad[self.index]
+        return IndexAssign.apply(grad, 0.0, index=self.index), grad[self.index]
 
 
-def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    """A copy of ``input`` with ``values`` written (or added) at the advanced index ``indices``."""
+def _assign(input: Tensor, index, values) -> Tensor:
+    index = index if isinstance(index, tuple) else (index,)
     if isinstance(values, Tensor):
         values = values.to(input.dtype)
-    index = tuple(indices) if isinstance(indices, (tuple, list)) and not _is_index_list(indices) else (indices,)
-    return IndexPut.apply(input, values, index=index, accumulate=accumulate)
-
-
-def _is_index_list(indices) -> bool:
-    return isinstance(indices, list) and all(isinstance(i, (int, bool)) for i in indices)
+    return IndexAssign.apply(input, values, index=index)
 
 
 def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    return run_inplace(self, index_put, (indices, values), {"accumulate": accumulate}, "index_put_")
+    """In-place ``index_put``: ``self[indices] = values`` (``+=`` with ``accumulate``)."""
+    return run_inplace(self, Tensor.index_put, (indices, values), {"accumulate": accumulate}, "index_put_")
 
 
 def setitem(self: Tensor, index, value) -> None:
@@ -433,11 +426,10 @@ def setitem(self: Tensor, index, value) -> None:
     if basic is not None:
         copy_(Index.apply(self, basic), value)
     else:
-        index_put_(self, index, value)
+        run_inplace(self, _assign, (index, value), {}, "index_put_")
 
 
-Tensor.index_put = index_put
 Tensor.index_put_ = index_put_
 Tensor.__setitem__ = setitem
 
-__all__ = ["index_put"]
+__all__: list = []

@@ -178,7 +178,9 @@ def reshape(input: Tensor, *shape) -> Tensor:
         return View.apply(input, new_shape)
     if view_strides(input._array.shape, input.stride(), new_shape) is not None:
         return View.apply(input, new_shape)
-    return View.apply(input.clone(), new_shape)
+    copied = View.apply(input.clone(), new_shape)
+    copied._meta.base = None  # a copy, not a view: `_base` is None, as in PyTorch
+    return copied
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
@@ -252,7 +254,10 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.dim()
-    return Transpose.apply(input, wrap_dim(dim0, ndim), wrap_dim(dim1, ndim))
+    dim0, dim1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    if dim0 == dim1:  # still a new view (an alias), as in PyTorch
+        return View.apply(input, input._array.shape)
+    return Transpose.apply(input, dim0, dim1)
 
 
 swapaxes = swapdims = transpose
@@ -292,7 +297,10 @@ class Expand(ViewOp):
         for i, want in enumerate(sizes):
             if i < lead:
                 if want < 0:
-                    raise RuntimeError(f"The expanded size of the tensor ({want}) isn't allowed in a leading, non-existing dimension {i}")
+                    raise RuntimeError(
+                        f"The expanded size of the tensor ({want}) isn't allowed in a leading, "
+                        f"non-existing dimension {i}"
+                    )
                 new_shape.append(want)
                 new_stride.append(0)
                 continue
@@ -457,7 +465,7 @@ def normalize_basic_index(index, ndim: int):
             items.append(item)
         elif isinstance(item, int) and not isinstance(item, bool):
             items.append(item)
-        elif isinstance(item, Tensor) and item.dim() == 0 and not item.dtype.is_floating_point and item.dtype.name != "bool":
+        elif isinstance(item, Tensor) and item.dim() == 0 and item.dtype.category == 1:  # a 0-dim integer tensor
             items.append(int(item.item()))
         else:
             return None
@@ -494,7 +502,9 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     dim = wrap_dim(dim, input.dim())
     n = input._array.shape[dim]
     if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {dim}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {dim}"
+        )
     return Select.apply(input, dim, index % n)
 
 
@@ -600,7 +610,11 @@ Tensor.mT = property(_mT)
 Tensor.H = property(_T)
 Tensor.mH = property(_mT)
 
-__all__ = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'permute', 'transpose', 'swapaxes', 'swapdims', 't', 'movedim', 'moveaxis', 'expand', 'expand_as', 'squeeze', 'unsqueeze', 'narrow', 'select', 'diagonal', 'as_strided', 'unbind', 'split', 'chunk', 'tensor_split']
+__all__ = [
+    "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "permute", "transpose", "swapaxes",
+    "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "squeeze", "unsqueeze", "narrow", "select",
+    "diagonal", "as_strided", "unbind", "split", "chunk", "tensor_split",
+]
 
 
 def getitem(self: Tensor, index):
