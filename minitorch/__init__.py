@@ -63,3 +63,8 @@ FloatTensor = DoubleTensor = LongTensor = None  # legacy constructors are not pr
 del FloatTensor, DoubleTensor, LongTensor
 
 __version__ = "0.1.0"
+
+from .ops import out as _out  # noqa: E402
+
+_out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
+del _out

@@ -302,3 +302,20 @@ def test_gradcheck_through_in_place_ops_on_views():
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(f, (x,))
     assert torch.autograd.gradgradcheck(f, (x,))
+
+
+def test_out_argument_writes_bumps_version_and_refuses_autograd():
+    x = torch.zeros(4)
+    torch.add(x, 1, out=x)
+    assert x.tolist() == [1.0] * 4 and x._version == 1
+    s = torch.empty(0)
+    assert torch.sum(torch.ones(2, 3), dim=0, out=s) is s and s.tolist() == [2.0, 2.0, 2.0]
+    with pytest.warns(UserWarning, match="was resized"):
+        torch.mul(torch.ones(2), 3, out=torch.empty(5))
+    with pytest.raises(RuntimeError, match=r"mul\(\): functions with out=... arguments don't support automatic"):
+        torch.mul(leaf([1.0, 2.0]), 2, out=torch.empty(2))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        torch.add(torch.ones(2), 0.5, out=torch.empty(2, dtype=torch.int64))
+    values, indices = torch.empty(2), torch.empty(2, dtype=torch.int64)
+    torch.max(torch.tensor([[1.0, 5.0], [7.0, 2.0]]), 1, out=(values, indices))
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]

@@ -74,7 +74,7 @@ class Cholesky(Op):
         return _solve_right(solve(L.mT, P), L.mT)
 
 
-def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor of a batch of symmetric positive-definite matrices (lower, or upper = L^T)."""
     check_square_floating("linalg.cholesky", A)
     return Cholesky.apply(A, upper)
@@ -134,7 +134,7 @@ class QR(MultiOutputOp):
         return _solve_right(inner if grad_Q is None else inner + grad_Q, R)
 
 
-def qr(A: Tensor, mode: str = "reduced", *, out=None):
+def qr(A: Tensor, mode: str = "reduced"):
     """``(Q, R)`` with Q orthonormal columns and R upper triangular; mode 'reduced', 'complete' or 'r'
     (then Q is an empty tensor, as in PyTorch)."""
     name = "linalg.qr"
@@ -179,7 +179,7 @@ def _check_uplo(name: str, UPLO: str) -> None:
         raise RuntimeError(f"{name}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
-def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+def eigh(A: Tensor, UPLO: str = "L"):
     """``(eigenvalues, eigenvectors)`` of a batch of symmetric matrices, eigenvalues ascending; only the
     ``UPLO`` triangle of A is read."""
     check_square_floating("linalg.eigh", A)
@@ -197,7 +197,7 @@ class Eigvalsh(Op):
             raise convergence_error("linalg.eigvalsh", "eigenvalues") from None
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """Eigenvalues of a symmetric matrix (ascending); differentiable through ``eigh`` when needed."""
     check_square_floating("linalg.eigvalsh", A)
     _check_uplo("linalg.eigvalsh", UPLO)
@@ -264,7 +264,7 @@ class Eig(MultiOutputOp):
         return solve(V.mT, inner @ V.mT)
 
 
-def eig(A: Tensor, *, out=None):
+def eig(A: Tensor):
     """``(eigenvalues, eigenvectors)`` of a general square matrix whose eigenvalues are all real."""
     check_square_floating("linalg.eig", A)
     return linalg_eig(*Eig.apply(A))
@@ -275,7 +275,7 @@ class Eigvals(Op):
         return _general_eig(self, A, vectors=False)
 
 
-def eigvals(A: Tensor, *, out=None) -> Tensor:
+def eigvals(A: Tensor) -> Tensor:
     """Eigenvalues of a general square matrix whose eigenvalues are all real (else RuntimeError)."""
     check_square_floating("linalg.eigvals", A)
     if grad_wanted(A):
@@ -343,7 +343,7 @@ def svd_backward(op: Op, grad_U, grad_S, grad_Vh, U, S, Vh):
     return U @ (inner @ Vh) if m >= n else (U @ inner) @ Vh
 
 
-def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with singular values S descending."""
     name = "linalg.svd"
     check_matrix(name, A)
@@ -361,7 +361,7 @@ class Svdvals(Op):
             raise convergence_error("linalg.svdvals", "singular values") from None
 
 
-def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """Singular values, descending; differentiable through ``svd`` when needed."""
     name = "linalg.svdvals"
     check_matrix(name, A)

@@ -53,7 +53,7 @@ class Solve(Op):
         return grad_A, grad_B
 
 
-def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``). ``B`` is a batch of vectors when it
     is 1-D or has the shape ``A.shape[:-1]``, as in PyTorch."""
     name = "linalg.solve"
@@ -98,7 +98,7 @@ class Inv(Op):
         return -(Y.mT @ grad @ Y.mT)
 
 
-def inv(A: Tensor, *, out=None) -> Tensor:
+def inv(A: Tensor) -> Tensor:
     """The inverse of a batch of square matrices; singular input raises ``LinAlgError``."""
     check_square_floating("linalg.inv", A)
     return Inv.apply(A)
@@ -143,7 +143,7 @@ class Pinv(Op):
         return -(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Pseudo-inverse. Defaults as PyTorch: ``rtol = eps * max(m, n)`` when neither tolerance is given,
     and 0 when only ``atol`` is."""
     name = "linalg.pinv"
@@ -214,7 +214,7 @@ class Det(Op):
         return xp.matmul(u * (sign[..., None] * others)[..., None, :], vh)
 
 
-def det(A: Tensor, *, out=None) -> Tensor:
+def det(A: Tensor) -> Tensor:
     """The determinant of a batch of square matrices."""
     check_square_floating("linalg.det", A)
     return Det.apply(A)
@@ -237,7 +237,7 @@ class Slogdet(MultiOutputOp):
         return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
 
 
-def slogdet(A: Tensor, *, out=None):
+def slogdet(A: Tensor):
     """``(sign, logabsdet)`` with ``det A = sign * exp(logabsdet)``; stable where det over/underflows."""
     check_square_floating("linalg.slogdet", A)
     return linalg_slogdet(*Slogdet.apply(A))

@@ -19,7 +19,7 @@ from .decompositions import svdvals
 _INF = math.inf
 
 
-def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all dims by default); ord may be inf, -inf, 0 or any number."""
     name = "linalg.vector_norm"
     if dtype is not None:
@@ -46,7 +46,7 @@ def _matrix_dims(name: str, A: Tensor, dim) -> tuple:
     return d0, d1
 
 
-def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
     """Matrix norms over two dims: 'fro', 'nuc', inf/-inf (max/min row sum), 1/-1 (max/min column sum),
     2/-2 (largest/smallest singular value)."""
     name = "linalg.matrix_norm"
@@ -71,7 +71,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     raise RuntimeError(f"{name}: Order {ord} not supported.")
 
 
-def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """A vector norm over one dim (or all, flattened, when ord and dim are None) or a matrix norm over
     two dims, as ``torch.linalg.norm`` chooses."""
     if dim is not None:
@@ -89,7 +89,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
     return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The number of singular values above ``max(atol, rtol * largest)`` (an int64 tensor, no gradient)."""
     name = "linalg.matrix_rank"
     check_matrix(name, A)

@@ -6,7 +6,7 @@ from ..ops.blas import linalg_cross, matmul
 from ..tensor import Tensor
 
 
-def multi_dot(tensors, *, out=None) -> Tensor:
+def multi_dot(tensors) -> Tensor:
     """``tensors[0] @ tensors[1] @ ...`` in the order that needs the fewest multiplications (the classic
     dynamic program); the first and last may be 1-D (a row and a column vector)."""
     tensors = list(tensors)
@@ -59,7 +59,7 @@ def _chain(tensors, split, i, j):
     return matmul(_chain(tensors, split, i, k), _chain(tensors, split, k + 1, j))
 
 
-def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """Dot products along ``dim`` of broadcast batches of vectors."""
     if x._array.shape[dim] != y._array.shape[dim]:
         raise RuntimeError(

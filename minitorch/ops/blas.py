@@ -134,14 +134,14 @@ def _check_matmul_dtype(a: Tensor, b: Tensor) -> None:
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
-def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch rules: vectors, matrices, and broadcast batches of matrices."""
     _check_matmul_dtype(input, other)
     _check_matmul(input, other)
     return Matmul.apply(input, other)
 
 
-def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix @ matrix, both exactly 2-D."""
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
@@ -155,7 +155,7 @@ def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
-def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batch of matrices @ batch of matrices, both exactly 3-D with equal batch sizes (no broadcasting)."""
     if input.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -170,7 +170,7 @@ def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
-def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
+def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix @ vector."""
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
@@ -181,7 +181,7 @@ def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
     return Matmul.apply(input, vec)
 
 
-def dot(input: Tensor, tensor: Tensor, *, out=None) -> Tensor:
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of the same length (a 0-d tensor)."""
     if input.dim() != 1 or tensor.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
@@ -202,7 +202,7 @@ def dot(input: Tensor, tensor: Tensor, *, out=None) -> Tensor:
 vdot = dot  # the conjugate of a real vector is itself
 
 
-def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sum over the last dims: shape ``input.shape[:-1] + other.shape[:-1]`` (a product for 0-d inputs)."""
     if input.dim() == 0 or other.dim() == 0:
         return input * other
@@ -214,7 +214,7 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     return tensordot(input, other, dims=([-1], [-1]))
 
 
-def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """``input[i] * vec2[j]``: an elementwise product of broadcast views (no matmul needed)."""
     for name, t in (("self", input), ("vec2", vec2)):
         if t.dim() != 1:
@@ -243,27 +243,27 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str) -> Tenso
     return product + (input if beta == 1 else input * beta)
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``."""
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
 
 
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     return _scaled_sum(input, mv(mat, vec), beta, alpha, "addmv")
 
 
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr")
 
 
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
 
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``, as one matmul of the batch laid side by side."""
     if batch1.dim() != 3 or batch2.dim() != 3 or batch1._array.shape[0] != batch2._array.shape[0]:
         raise RuntimeError(
@@ -275,7 +275,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, ou
     return _scaled_sum(input, mm(left, right), beta, alpha, "addbmm")
 
 
-def chain_matmul(*matrices: Tensor, out=None) -> Tensor:
+def chain_matmul(*matrices: Tensor) -> Tensor:
     """``matrices[0] @ matrices[1] @ ...`` (deprecated in PyTorch for ``linalg.multi_dot``)."""
     if len(matrices) == 1 and isinstance(matrices[0], (tuple, list)):
         matrices = tuple(matrices[0])
@@ -287,7 +287,7 @@ def chain_matmul(*matrices: Tensor, out=None) -> Tensor:
 # tensordot, kron -----------------------------------------------------------------------------
 
 
-def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """Contract ``dims`` (an int: a's last and b's first; or a pair of dim lists) by one matmul of
     the operands permuted and folded to matrices."""
     if isinstance(dims, int):
@@ -323,7 +323,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     return Matmul.apply(left, right).reshape([sa[d] for d in free_a] + [sb[d] for d in free_b])
 
 
-def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+def kron(input: Tensor, other: Tensor) -> Tensor:
     """Kronecker product: the interleaved outer product of two tensors, reshaped (all views and a mul)."""
     ndim = max(input.dim(), other.dim())
     sa = (1,) * (ndim - input.dim()) + input._array.shape
@@ -333,7 +333,7 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     return (left * right).reshape([n * m for n, m in zip(sa, sb)])
 
 
-def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None) -> Tensor:
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3, as in PyTorch)."""
     if dim is None:
         shape = _broadcast_shapes(input._array.shape, other._array.shape)
@@ -557,14 +557,14 @@ def slogdet(input: Tensor):
     return linalg.slogdet(input)
 
 
-def inverse(input: Tensor, *, out=None) -> Tensor:
+def inverse(input: Tensor) -> Tensor:
     """``torch.inverse``: ``linalg.inv``."""
     from .. import linalg
 
     return linalg.inv(input)
 
 
-def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """The old ``torch.svd``: returns ``(U, S, V)`` with V (not Vh); ``some=False`` gives full U and V;
     ``compute_uv=False`` gives zero-filled U (m x m) and V (n x n), as PyTorch does."""
     from .. import linalg
@@ -582,14 +582,14 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     return svd_result(U, S, Vh.mT)
 
 
-def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``."""
     from .. import linalg
 
     return linalg.cholesky(input, upper=upper)
 
 
-def qr(input: Tensor, some: bool = True, *, out=None):
+def qr(input: Tensor, some: bool = True):
     """``torch.qr``: ``linalg.qr`` with mode 'reduced' (``some=True``) or 'complete'."""
     from .. import linalg
 

@@ -695,10 +695,8 @@ class Nonzero(Op):
         return xp.argwhere(x).astype(int64)
 
 
-def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+def nonzero(input: Tensor, *, as_tuple: bool = False):
     """Indices of the nonzero elements: an ``(n, ndim)`` int64 tensor, or one 1-D tensor per dim."""
-    if out is not None:
-        raise RuntimeError("nonzero(): the out= argument is not supported yet; use the returned tensor")
     return Nonzero.apply(input.detach(), as_tuple=as_tuple)
 
 

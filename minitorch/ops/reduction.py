@@ -537,7 +537,7 @@ class Norm(Op):
         return x * magnitude ** (p - 2) * _safe_divide(grad, out ** (p - 1))
 
 
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm (``p`` a number, ``inf``, ``-inf`` or ``'fro'``) over ``dim`` (int, tuple or all)."""
     if dtype is not None:
         input = input.to(dtype)

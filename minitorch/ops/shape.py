@@ -26,12 +26,6 @@ def _tensor_list(op: str, tensors) -> list:
     return tensors
 
 
-def _no_out(op: str, out) -> None:
-    """``out=`` needs in-place writes (a later issue); refuse it rather than ignore it."""
-    if out is not None:
-        raise RuntimeError(f"{op}(): the out= argument is not supported yet; use the returned tensor")
-
-
 def _shapes(tensors) -> str:
     return ", ".join(str(list(t.shape)) for t in tensors)
 
@@ -56,10 +50,9 @@ class Cat(Op):
         return tuple(grads)
 
 
-def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing ``dim``; the result has their promoted dtype. As in PyTorch,
     1-D empty tensors are skipped whatever their neighbours' shapes."""
-    _no_out("torch.cat", out)
     tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -91,9 +84,8 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
 concat = concatenate = cat
 
 
-def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+def stack(tensors, dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new ``dim``."""
-    _no_out("stack", out)
     tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -108,17 +100,15 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
-def hstack(tensors, *, out=None) -> Tensor:
+def hstack(tensors) -> Tensor:
     """Concatenate column-wise: along dim 0 for 1-D tensors, dim 1 otherwise."""
-    _no_out("hstack", out)
     tensors = atleast_1d(*_tensor_list("hstack", tensors))
     tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
-def vstack(tensors, *, out=None) -> Tensor:
+def vstack(tensors) -> Tensor:
     """Concatenate row-wise after making every tensor at least 2-D."""
-    _no_out("vstack", out)
     tensors = atleast_2d(*_tensor_list("vstack", tensors))
     return cat((tensors,) if isinstance(tensors, Tensor) else tensors, 0)
 
@@ -126,16 +116,14 @@ def vstack(tensors, *, out=None) -> Tensor:
 row_stack = vstack
 
 
-def dstack(tensors, *, out=None) -> Tensor:
+def dstack(tensors) -> Tensor:
     """Concatenate depth-wise (dim 2) after making every tensor at least 3-D."""
-    _no_out("dstack", out)
     tensors = atleast_3d(*_tensor_list("dstack", tensors))
     return cat((tensors,) if isinstance(tensors, Tensor) else tensors, 2)
 
 
-def column_stack(tensors, *, out=None) -> Tensor:
+def column_stack(tensors) -> Tensor:
     """Stack as columns: 0-d and 1-D tensors become ``(n, 1)`` columns, then ``hstack``."""
-    _no_out("column_stack", out)
     tensors = _tensor_list("column_stack", tensors)
     return hstack([t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors])
 
@@ -253,17 +241,15 @@ class Triangle(Op):
         return Triangle.apply(grad, diagonal=self.diagonal, upper=self.upper)
 
 
-def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle (on and below the ``diagonal``-th diagonal) of the last two dims."""
-    _no_out("tril", out)
     if input.dim() < 2:
         raise RuntimeError(f"tril: input tensor must have at least 2 dimensions (got shape {list(input.shape)})")
     return Triangle.apply(input, diagonal=int(diagonal), upper=False)
 
 
-def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle (on and above the ``diagonal``-th diagonal) of the last two dims."""
-    _no_out("triu", out)
     if input.dim() < 2:
         raise RuntimeError(f"triu: input tensor must have at least 2 dimensions (got shape {list(input.shape)})")
     return Triangle.apply(input, diagonal=int(diagonal), upper=True)
@@ -287,9 +273,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return ViewScatter.apply(source, math.prod(shape), size, stride, start).view(shape)
 
 
-def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's square diagonal matrix, or (a copy of) a matrix's ``diagonal``-th diagonal."""
-    _no_out("diag", out)
     if input.dim() == 1:
         return diag_embed(input, diagonal)
     if input.dim() == 2:

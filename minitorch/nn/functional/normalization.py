@@ -220,7 +220,7 @@ def _vector_norm(input: Tensor, p: float, dim, keepdim: bool) -> Tensor:
     return (safe.sqrt() if p == 2 else safe.pow(1.0 / p)).masked_fill(zero, 0.0)
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim``."""
     check_floating("normalize", input)
     norm = _vector_norm(input, p, dim, True)
