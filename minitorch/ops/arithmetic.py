@@ -85,6 +85,7 @@ def _check_alpha(name: str, alpha, dtype) -> None:
 
 class Mul(Elementwise):
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (0,)}  # d(ab)/da needs b; d(ab)/db needs a
 
     def compute(self, a, b):
         a, b, _ = promote(self, a, b)
@@ -100,6 +101,7 @@ class Div(Elementwise):
     Rounded division is piecewise constant: its gradient is zero, as in PyTorch."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,)}  # a is read only for b's gradient
 
     def compute(self, a, b, rounding_mode=None):
         self.rounding_mode = rounding_mode

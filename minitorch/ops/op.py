@@ -24,6 +24,9 @@ class Op(Node):
 
     save_inputs: tuple = ()
     save_output: bool = False
+    # {i: (j, ...)}: save input i only if one of inputs j requires grad (mul saves b only for a's gradient);
+    # an input not saved comes back from saved_tensors as None.
+    saved_when: dict | None = None
 
     # subclasses -----------------------------------------------------------------------------
     def forward(self, *arrays, **params):
@@ -85,7 +88,7 @@ class Op(Node):
             (a._array.shape, a._storage.dtype) if isinstance(a, Tensor) and a.requires_grad else None
             for a in args
         )
-        saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i] for i in self.save_inputs]
+        saved = [self._save_input(args, i) for i in self.save_inputs]
         if self.save_output:
             saved.append(SavedTensor(outputs[0], 0))
         self._saved = tuple(saved)
@@ -101,6 +104,16 @@ class Op(Node):
                 out._requires_grad = True
         if anomaly._enabled:
             anomaly.record_traceback(self)
+
+    def _save_input(self, args, i):
+        arg = args[i]
+        if not isinstance(arg, Tensor):
+            return arg
+        if self.saved_when is not None and i in self.saved_when:
+            metas = self._input_meta
+            if not any(metas[j] is not None for j in self.saved_when[i]):
+                return None
+        return SavedTensor(arg)
 
     def _evaluate(self, *grads):
         """backward may return grads for the leading (tensor) inputs only; the rest are None."""
