@@ -319,3 +319,24 @@ def test_out_argument_writes_bumps_version_and_refuses_autograd():
     values, indices = torch.empty(2), torch.empty(2, dtype=torch.int64)
     torch.max(torch.tensor([[1.0, 5.0], [7.0, 2.0]]), 1, out=(values, indices))
     assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
+
+
+def test_mark_dirty_on_a_view_rewrites_the_base():
+    class TimesTen(Function):
+        @staticmethod
+        def forward(ctx, scale, v):
+            v.mul_(10)
+            ctx.mark_dirty(v)
+            return v
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, g * 10
+
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    out = TimesTen.apply(2.0, y[1:])
+    assert out.tolist() == [20.0, 30.0] and y.tolist() == [1.0, 20.0, 30.0]
+    assert y.grad_fn.name() == "CopySlices"
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 10.0, 10.0]

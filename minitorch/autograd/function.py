@@ -222,7 +222,7 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
     ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in args)
     ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in args)
     ctx._input_meta = tuple(
-        (a._array.shape, a.dtype) if isinstance(a, Tensor) and a._requires_grad else None for a in args
+        (a._array.shape, a.dtype) if isinstance(a, Tensor) and a.requires_grad else None for a in args
     )
     ctx._n_outputs = len(finished)
     ctx.output_meta = tuple((o._array.shape, o.dtype, o.device) if isinstance(o, Tensor) else None for o in finished)
@@ -233,10 +233,16 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
             if not any(out is d for d in dirty):
                 out._requires_grad = False
             continue
+        is_view = out._meta is not None and out._meta.base is not None
+        if is_view and any(out is d for d in dirty):  # written through a view: rewrite the base's history
+            from ..ops.inplace import rebase_base_through_view
+
+            rebase_base_through_view(out, ctx, i, view_input=next(k for k, a in enumerate(args) if a is out))
+            continue
         out.grad_fn = ctx
         out._output_nr = i
         out._requires_grad = True
-        if out._meta is not None and out._meta.base is not None and not any(out is d for d in dirty):
+        if is_view and not any(out is d for d in dirty):
             out._meta.creation = "custom_function"
     ctx._saved = tuple(_saved(t, finished, ctx) for t in ctx.__dict__.pop("to_save", ()))
     if anomaly._enabled:

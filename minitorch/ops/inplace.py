@@ -117,7 +117,7 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
         return self
     _point_saved_output_at(node, self)
     if self._meta is not None and self._meta.base is not None:
-        _rebase_base_through_view(self, node, result._output_nr)
+        rebase_base_through_view(self, node, result._output_nr)
     else:
         self._grad_fn = node
         self._output_nr = result._output_nr
@@ -168,7 +168,7 @@ class CopySlices(Node):
     contiguous (the common case: one copy of the gradient), else relative to the whole storage.
     """
 
-    def __init__(self, base: Tensor, view: Tensor, fn: Node, fn_output_nr: int):
+    def __init__(self, base: Tensor, view: Tensor, fn: Node, fn_output_nr: int, view_input: int = 0):
         super().__init__()
         self.base_shape = base._array.shape
         if base.is_contiguous():
@@ -177,9 +177,10 @@ class CopySlices(Node):
         else:
             self.region = (view._array.shape, view.stride(), view._offset)
             self.storage_geometry = (len(base._storage), base._array.shape, base.stride(), base._offset)
-        self.fn, self.fn_output_nr = fn, fn_output_nr
-        self.next_functions = (edge_of(base),) + fn.next_functions[1:]
-        self._input_meta = ((base._array.shape, base.dtype),) + fn._input_meta[1:]
+        self.fn, self.fn_output_nr, self.view_input = fn, fn_output_nr, view_input
+        edges, metas = list(fn.next_functions), list(fn._input_meta)
+        edges[view_input], metas[view_input] = edge_of(base), (base._array.shape, base.dtype)
+        self.next_functions, self._input_meta = tuple(edges), tuple(metas)
 
     def name(self) -> str:
         return "CopySlices"
@@ -195,21 +196,24 @@ class CopySlices(Node):
             whole = ViewScatter.apply(grad, numel, shape, stride, offset)
         grads = [None] * self.fn._n_outputs
         grads[self.fn_output_nr] = whole.as_strided(*self.region)
-        results = self.fn._evaluate(*grads)
-        inside = results[0] if results[0] is not None else whole.new_zeros(())
+        results = list(self.fn._evaluate(*grads))
+        others = results[: self.view_input] + results[self.view_input + 1 :]
+        inside = results[self.view_input]
+        inside = inside if inside is not None else whole.new_zeros(())
         if grad_mode.state.enabled:  # create_graph: stay differentiable
             merged = ReplaceRegion.apply(whole, inside, *self.region)
         elif _is_region_of(inside, whole, self.region):  # e.g. add_: the region's gradient passes through
             merged = whole
         else:  # one private copy of the gradient, region overwritten in place
             shared = whole._storage is grad._storage or any(
-                r is not None and r._storage is whole._storage for r in results[1:]
+                r is not None and r._storage is whole._storage for r in others
             )
             merged = whole.clone() if shared else whole
             merged._storage.backend.as_strided(merged._array.reshape(-1), *self.region)[...] = inside._array
         if self.storage_geometry is not None:
             merged = merged.as_strided(*self.storage_geometry[1:])
-        return (merged,) + tuple(results[1:])
+        results[self.view_input] = merged
+        return tuple(results)
 
 
 def _is_region_of(t: Tensor, whole: Tensor, region) -> bool:
@@ -236,9 +240,10 @@ class ReplaceRegion(Op):
         return ReplaceRegion.apply(grad, 0.0, *self.region), grad.as_strided(*self.region)
 
 
-def _rebase_base_through_view(view: Tensor, node: Node, output_nr: int) -> None:
+def rebase_base_through_view(view: Tensor, node: Node, output_nr: int, view_input: int = 0) -> None:
+    """After ``node`` wrote into ``view`` (its input ``view_input``): the base's history becomes CopySlices."""
     base = view._meta.base
-    copy_slices = CopySlices(base, view, node, output_nr)
+    copy_slices = CopySlices(base, view, node, output_nr, view_input)
     base._grad_fn = copy_slices
     base._output_nr = 0
     base._requires_grad = True
