@@ -1,1 +1,102 @@
-__all__: list = []
+"""Affine layers: Identity, Linear (``x @ W^T + b``) and Bilinear (``x1^T W x2 + b``).
+
+Initialisation is PyTorch's, so a model seeded the same way starts from the same distribution:
+Linear's weight is ``kaiming_uniform_(a=sqrt(5))`` (that is, U(-1/sqrt(fan_in), 1/sqrt(fan_in))) and
+its bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)); Bilinear's weight and bias are U(-1/sqrt(in1), 1/sqrt(in1)).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+def fan_in_bound(weight: Tensor) -> float:
+    """``1 / sqrt(fan_in)`` of a weight (out, in, *kernel), PyTorch's default bias bound; 0 for an empty fan."""
+    fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+    return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+
+
+class Identity(Module):
+    """Returns its input unchanged; any constructor arguments are accepted and ignored (as in PyTorch)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``: input (*, in_features), output (*, out_features).
+
+    weight (out_features, in_features) and bias (out_features,) are drawn from
+    U(-1/sqrt(in_features), 1/sqrt(in_features)), PyTorch's default."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), **factory_kwargs))
+        if bias:
+            self.bias = Parameter(empty(out_features, **factory_kwargs))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # kaiming_uniform_ with a=sqrt(5) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's historical default.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = fan_in_bound(self.weight)
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y[..., k] = x1 @ weight[k] @ x2 + bias[k]``: weight (out, in1, in2), bias (out,), both
+    U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), **factory_kwargs))
+        if bias:
+            self.bias = Parameter(empty(out_features, **factory_kwargs))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
+
+
+__all__ = ["Identity", "Linear", "Bilinear"]

@@ -1,1 +1,93 @@
-__all__: list = []
+"""Embedding: a lookup table of ``num_embeddings`` learnable vectors, rows picked by integer indices.
+
+The weight starts N(0, 1), as in PyTorch, with the ``padding_idx`` row zeroed (and kept out of the
+gradient). ``sparse=True`` is accepted and recorded, but the weight gradient is still dense until
+minitorch's sparse-gradient issue lands; optimizers see an ordinary dense ``weight.grad``.
+"""
+
+from __future__ import annotations
+
+from ...autograd import grad_mode
+from ...creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+class Embedding(Module):
+    """``weight[input]``: input of any shape of int64/int32 indices, output ``input.shape + (embedding_dim,)``.
+
+    ``max_norm`` renormalizes, in place, the rows a forward reads; ``scale_grad_by_freq`` divides each
+    row's gradient by its count in the batch."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
+                 dtype=None) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if padding_idx > 0:
+                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+            elif padding_idx < 0:
+                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), **factory_kwargs), requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            assert list(_weight.shape) == [num_embeddings, embedding_dim], (
+                "Shape of weight does not match num_embeddings and embedding_dim"
+            )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.sparse = sparse
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with grad_mode.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (2-D, shared, not copied); ``freeze`` turns its grad off.
+        The ``padding_idx`` row is kept as given (not zeroed), as in PyTorch."""
+        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
+        rows, cols = embeddings.shape
+        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
+                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+__all__ = ["Embedding"]
