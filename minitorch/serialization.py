@@ -13,7 +13,10 @@ import io
 import json
 import math
 import os
+import secrets
+import stat
 import zipfile
+import zlib
 from collections import OrderedDict
 from typing import Any
 
@@ -121,7 +124,11 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True) -> None:
     """Write ``obj`` (tensors inside nested dict/OrderedDict/list/tuple of Python scalars) to a path
     or a binary file object. ``pickle_module``/``pickle_protocol`` exist for PyTorch compatibility:
-    minitorch never pickles."""
+    minitorch never pickles.
+
+    Saving to a path is atomic: the file is written beside it under a temporary name, synced to disk
+    and renamed over ``f``, so an interrupted save never leaves a truncated checkpoint in place of a
+    good one."""
     if pickle_module is not None:
         raise ValueError("minitorch.save never pickles (its format is safe to load); pickle_module must be None")
     writer = _Writer()
@@ -131,10 +138,73 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
         storages.append({"dtype": storage.dtype.name, "numel": len(storage), "device": str(storage.device)})
     manifest = {"format": FORMAT, "version": VERSION, "byteorder": "little", "storages": storages, "object": root}
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as handle:
-            _write_zip(handle, manifest, writer.storages)
+        _atomic_write(os.fspath(f), lambda handle: _write_zip(handle, manifest, writer.storages))
     else:
         _write_zip(f, manifest, writer.storages)
+
+
+def _atomic_write(path, write) -> None:
+    """Run ``write(handle)`` on a new temporary file beside ``path``, flush and fsync it, then rename it
+    onto ``path``. A crash or an error mid-save leaves the old file (if any) untouched, never a
+    truncated one; on an error the temporary file is removed."""
+    target = os.path.realpath(path)  # save through a symlink like open(path, "wb") does
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise RuntimeError(f"Parent directory {os.path.dirname(os.path.abspath(path))} does not exist.")
+    if os.path.isdir(target):
+        raise IsADirectoryError(f"minitorch.save: {os.fspath(path)!r} is a directory")
+    temporary, handle = _create_temporary(directory, os.path.basename(target))
+    try:
+        with handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if os.path.exists(target):
+            _copy_mode(target, temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    _fsync_directory(directory)
+
+
+def _create_temporary(directory, name: str):
+    """A new file ``.<name>.<random>.tmp`` in ``directory``, created with the permissions a plain
+    ``open(path, "wb")`` would give (0o666 minus the umask), opened for binary writing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temporary, flags, 0o666)
+        except FileExistsError:
+            continue
+        return temporary, os.fdopen(fd, "wb")
+    raise FileExistsError(f"minitorch.save: could not create a temporary file in {directory!r}")
+
+
+def _copy_mode(source, destination) -> None:
+    """Overwriting a file keeps its permission bits, as writing into it would."""
+    try:
+        os.chmod(destination, stat.S_IMODE(os.stat(source).st_mode))
+    except OSError:
+        pass  # e.g. a file system without POSIX permissions: the default mode is fine
+
+
+def _fsync_directory(directory) -> None:
+    """Make the rename itself durable (POSIX); not possible, nor needed, everywhere."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _write_zip(handle, manifest: dict, storages: list) -> None:
@@ -185,9 +255,23 @@ def _load(handle, map_location, name: str):
             )
         raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (not a zip archive)")
     try:
-        with zipfile.ZipFile(handle) as archive:
-            return _read_archive(archive, map_location, name)
-    except zipfile.BadZipFile as exc:
+        archive = zipfile.ZipFile(handle)
+    except _ZIP_ERRORS as exc:
+        raise SerializationError(f"minitorch.load: {name} is a corrupt or truncated archive ({exc})") from None
+    with archive:
+        return _read_archive(archive, map_location, name)
+
+
+# What zipfile raises for damaged headers (bad CRC, cut-off data, flipped flag/method/version bits).
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, zlib.error, ValueError)
+
+
+def _read_member(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
+    try:
+        return archive.read(member)
+    except RuntimeError as exc:  # zipfile's "is encrypted, password required": a flipped flag bit
+        raise SerializationError(f"minitorch.load: {member!r} in {name} is corrupt ({exc})") from None
+    except _ZIP_ERRORS as exc:
         raise SerializationError(f"minitorch.load: {name} is a corrupt or truncated archive ({exc})") from None
 
 
@@ -203,7 +287,7 @@ def _read_archive(archive: zipfile.ZipFile, map_location, name: str):
     if archive.getinfo(MANIFEST).file_size > MAX_MANIFEST_BYTES:
         raise SerializationError(f"minitorch.load: the manifest of {name} is implausibly large")
     try:
-        manifest = json.loads(archive.read(MANIFEST).decode("utf-8"))
+        manifest = json.loads(_read_member(archive, MANIFEST, name).decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         raise SerializationError(f"minitorch.load: the manifest of {name} is not valid JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -355,7 +439,7 @@ class _Reader:
         expected = numel * dtype.itemsize
         _check(info.file_size == expected,
                f"storage {index} should hold {expected} bytes ({numel} x {dtype}) but holds {info.file_size}")
-        raw = self.archive.read(name)
+        raw = _read_member(self.archive, name, "the file")
         _check(len(raw) == expected, f"storage {index} is truncated")
         cpu = backend_for(CPU)
         if dtype is _dtype.bool:  # any nonzero byte is True (never reinterpret arbitrary bytes as bool)

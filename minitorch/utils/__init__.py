@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("benchmark", "data")
+_SUBMODULES = ("benchmark", "data", "progress")
 
 
 def __getattr__(name: str):
