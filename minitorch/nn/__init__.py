@@ -1,5 +1,8 @@
-"""minitorch.nn (in progress)."""
+"""minitorch.nn: Module, Parameter, layers, containers, functional, init and utils (torch.nn)."""
 
-from . import functional
+from . import functional, init, utils
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
 
-__all__ = ["functional"]
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer", *_modules_all]

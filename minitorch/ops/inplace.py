@@ -296,6 +296,7 @@ INPLACE_OPS = (
     "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "clamp", "clip",
     "reciprocal", "square", "erf", "round", "floor", "ceil", "trunc", "frac", "lerp", "masked_fill", "index_add",
     "index_fill", "scatter", "scatter_add", "index_copy", "nan_to_num", "logical_not", "bitwise_not", "fill_diagonal",
+    "erfinv", "clamp_min", "clamp_max", "xlogy", "fmax", "fmin", "hypot", "logaddexp",
 )
 for _name in INPLACE_OPS:
     setattr(Tensor, _name + "_", make_inplace(_name))

@@ -1,0 +1,9 @@
+"""nn.utils: gradient clipping and flattening parameters to one vector."""
+
+from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm
+from .convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = [
+    "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
+    "vector_to_parameters",
+]
