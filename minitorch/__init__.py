@@ -3,7 +3,7 @@
 ``import minitorch as torch`` runs PyTorch-style code for everything minitorch implements.
 """
 
-from . import _dtype, autograd, backends, linalg, nn, testing, utils
+from . import _dtype, autograd, backends, linalg, nn, optim, testing, utils
 from ._device import device
 from ._dtype import (
     bool,
