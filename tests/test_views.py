@@ -221,3 +221,12 @@ def test_view_grads_land_in_the_right_place(device):
     x.grad = None
     x.t()[-1, None, ...].sum().backward()
     assert x.grad.tolist() == [[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]]
+
+
+def test_double_backward_through_a_view_of_a_view():
+    """Regression: ViewScatter's backward read its region at an absolute storage offset."""
+    w = torch.arange(6.0, dtype=torch.float64).reshape(6, 1).requires_grad_()
+    x = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad((w[2:6][0:2] * x).sum(), w, create_graph=True)
+    (gx,) = torch.autograd.grad((g * torch.arange(6.0, dtype=torch.float64).reshape(6, 1)).sum(), x)
+    assert gx.tolist() == [5.0]

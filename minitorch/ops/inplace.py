@@ -20,7 +20,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
 from ..tensor import Tensor
 from .op import Op
-from .views import AsStrided, Index, ViewScatter, _overlaps, normalize_basic_index
+from .views import AsStrided, Index, ViewScatter, _overlaps, normalize_basic_index, region_of
 
 _LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -195,7 +195,7 @@ class CopySlices(Node):
             numel, shape, stride, offset = self.storage_geometry
             whole = ViewScatter.apply(grad, numel, shape, stride, offset)
         grads = [None] * self.fn._n_outputs
-        grads[self.fn_output_nr] = whole.as_strided(*self.region)
+        grads[self.fn_output_nr] = region_of(whole, *self.region)
         results = list(self.fn._evaluate(*grads))
         others = results[: self.view_input] + results[self.view_input + 1 :]
         inside = results[self.view_input]
@@ -237,7 +237,7 @@ class ReplaceRegion(Op):
 
     def backward(self, grad):
         grad = grad.contiguous()
-        return ReplaceRegion.apply(grad, 0.0, *self.region), grad.as_strided(*self.region)
+        return ReplaceRegion.apply(grad, 0.0, *self.region), region_of(grad, *self.region)
 
 
 def rebase_base_through_view(view: Tensor, node: Node, output_nr: int, view_input: int = 0) -> None:

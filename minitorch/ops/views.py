@@ -76,7 +76,15 @@ class ViewScatter(Op):
         return out
 
     def backward(self, grad):
-        return grad.as_strided(*self.region)
+        return region_of(grad, *self.region)
+
+
+def region_of(t: Tensor, size, stride, offset) -> Tensor:
+    """The strided window ``(size, stride, offset)`` of ``t``'s elements in row-major order, with
+    ``offset`` counted from ``t``'s own first element (``t`` may itself be an offset view)."""
+    if not t.is_contiguous():
+        t = t.contiguous()
+    return t.as_strided(size, stride, t._offset + offset)
 
 
 def _int64():
