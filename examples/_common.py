@@ -1,0 +1,115 @@
+"""Helpers the example scripts share: the bundled digits data, command-line flags, checkpoints, loss curves.
+
+Everything here is ordinary user code: the scripts would read the same with ``import torch``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+import minitorch as torch
+import minitorch.nn as nn
+from minitorch.utils.data import DataLoader, TensorDataset
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+RUNS_DIR = Path(__file__).resolve().parent / "runs"
+
+
+def base_parser(description: str, epochs: int, lr: float, batch_size: int) -> argparse.ArgumentParser:
+    """The flags every example takes; scripts add their own."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
+    parser.add_argument("--epochs", type=int, default=epochs, help=f"passes over the training data (default: {epochs})")
+    parser.add_argument("--seed", type=int, default=0, help="seed for weights, shuffling and dropout (default: 0)")
+    parser.add_argument("--lr", type=float, default=lr, help=f"learning rate (default: {lr})")
+    parser.add_argument("--batch-size", type=int, default=batch_size, help=f"(default: {batch_size})")
+    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
+    parser.add_argument("--out-dir", type=Path, default=RUNS_DIR, help="where the checkpoint and the loss curve go")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain log lines only)")
+    return parser
+
+
+def load_digits(seed: int = 0, test_fraction: float = 0.2):
+    """The 8x8 digits as standardized float32 tensors: (x_train, y_train, x_test, y_test).
+
+    The split is a fixed permutation from ``seed``; mean and standard deviation come from the training
+    images only, so nothing about the test set leaks into the inputs.
+    """
+    with np.load(DATA_DIR / "digits.npz") as data:
+        images, labels = data["images"].astype(np.float32), data["labels"]
+    order = np.random.default_rng(seed).permutation(len(labels))
+    n_test = int(round(len(labels) * test_fraction))
+    test, train = order[:n_test], order[n_test:]
+    mean = images[train].mean(axis=0)
+    std = images[train].std(axis=0)
+    std[std == 0] = 1.0  # pixels that are blank in every training image stay 0
+    images = (images - mean) / std
+    return (torch.from_numpy(images[train]), torch.from_numpy(labels[train]),
+            torch.from_numpy(images[test]), torch.from_numpy(labels[test]))
+
+
+def train_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int, seed: int) -> DataLoader:
+    """Shuffled mini-batches whose order depends only on ``seed``."""
+    generator = torch.Generator().manual_seed(seed)
+    return DataLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=True, generator=generator)
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, device, batch_size: int = 512) -> float:
+    """Fraction of ``x`` that ``model`` classifies as ``y`` (eval mode, no graph)."""
+    was_training = model.training
+    model.eval()
+    correct = 0
+    for start in range(0, len(y), batch_size):
+        logits = model(x[start:start + batch_size].to(device))
+        correct += (logits.argmax(dim=1).cpu() == y[start:start + batch_size]).sum().item()
+    model.train(was_training)
+    return correct / len(y)
+
+
+def checkpoint_round_trip(model: nn.Module, fresh: nn.Module, path: Path, evaluate) -> tuple[float, float]:
+    """Save ``model``'s state dict, load it into the untrained ``fresh`` copy, and evaluate both.
+
+    Returns (score of model, score of fresh after loading); a faithful checkpoint gives the same number.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), path)
+    fresh.load_state_dict(torch.load(path))
+    return evaluate(model), evaluate(fresh)
+
+
+def save_loss_curve(losses: list[float], path: Path, title: str) -> Path | None:
+    """Write the per-step training loss as a PNG when matplotlib is installed; otherwise do nothing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(losses, linewidth=0.8)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.set_yscale("log")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+class Timer:
+    """Wall-clock seconds of a ``with`` block."""
+
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = time.perf_counter() - self.start

@@ -1,0 +1,89 @@
+"""Train a multilayer perceptron on the bundled 8x8 handwritten digits.
+
+    pip install -e . && python examples/train_mlp.py
+
+A plain PyTorch training script with ``import minitorch as torch``: standardized 64-pixel inputs, two
+hidden ReLU layers with dropout, cross-entropy, Adam, a shuffled DataLoader and a tqdm progress bar.
+It reaches 97-98% test accuracy in about a second on one CPU core, then saves the weights, loads them
+into a fresh model and checks the copy scores the same.
+"""
+
+from __future__ import annotations
+
+import _common  # examples/_common.py: data, flags, checkpoint and plotting helpers
+
+import minitorch as torch
+import minitorch.nn as nn
+from minitorch.utils.progress import progress
+
+
+class MLP(nn.Module):
+    def __init__(self, hidden: int = 128, dropout: float = 0.1):
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Linear(64, hidden), nn.ReLU(), nn.Dropout(dropout),
+            nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(dropout),
+            nn.Linear(hidden, 10),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x.flatten(1))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = _common.base_parser(__doc__.splitlines()[0], epochs=30, lr=1e-3, batch_size=64)
+    parser.add_argument("--hidden", type=int, default=128, help="width of the two hidden layers (default: 128)")
+    args = parser.parse_args(argv)
+
+    torch.manual_seed(args.seed)
+    device = torch.device(args.device)
+    x_train, y_train, x_test, y_test = _common.load_digits()
+    loader = _common.train_loader(x_train, y_train, args.batch_size, args.seed)
+    print(f"digits: {len(y_train)} training and {len(y_test)} test images; device {device}")
+
+    model = MLP(args.hidden).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loss_fn = nn.CrossEntropyLoss()
+    print(model)
+
+    losses: list[float] = []
+    with _common.Timer() as timer, progress(range(1, args.epochs + 1), desc="training", unit="epoch",
+                                            disable=args.no_progress or None) as bar:
+        for epoch in bar:
+            model.train()
+            first_step = len(losses)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = loss_fn(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+                if args.max_steps is not None and len(losses) >= args.max_steps:
+                    break
+            epoch_loss = sum(losses[first_step:]) / (len(losses) - first_step)
+            test_accuracy = _common.accuracy(model, x_test, y_test, device)
+            bar.set_postfix(loss=f"{epoch_loss:.4f}", test_accuracy=f"{test_accuracy:.2%}")
+            if epoch % 5 == 0 or epoch == args.epochs or args.max_steps is not None:
+                bar.write(f"epoch {epoch:3d}  loss {epoch_loss:.4f}  test accuracy {test_accuracy:.2%}")
+            if args.max_steps is not None and len(losses) >= args.max_steps:
+                break
+    print(f"trained {len(losses)} steps in {timer.seconds:.1f} s")
+
+    checkpoint = args.out_dir / "mlp_digits.pt"
+    test_accuracy, reloaded_accuracy = _common.checkpoint_round_trip(
+        model, MLP(args.hidden).to(device), checkpoint,
+        lambda m: _common.accuracy(m, x_test, y_test, device))
+    print(f"test accuracy {test_accuracy:.2%}; reloaded from {checkpoint}: {reloaded_accuracy:.2%}")
+    if reloaded_accuracy != test_accuracy:
+        raise RuntimeError("the reloaded checkpoint does not reproduce the test accuracy")
+
+    curve = _common.save_loss_curve(losses, args.out_dir / "mlp_digits_loss.png", "MLP on 8x8 digits")
+    if curve is not None:
+        print(f"loss curve: {curve}")
+    return {"model": model, "losses": losses, "test_accuracy": test_accuracy, "reloaded_accuracy": reloaded_accuracy,
+            "seconds": timer.seconds, "checkpoint": checkpoint}
+
+
+if __name__ == "__main__":
+    main()

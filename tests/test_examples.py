@@ -1,0 +1,101 @@
+"""Smoke tests of the example scripts: a few optimizer steps each, the loss falls, checkpoints round-trip.
+
+Each script's ``main(argv)`` runs in-process with ``--max-steps`` so a test takes a few seconds; the full
+runs (accuracy targets, wall times) are what the scripts print when run by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch as torch
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture
+def example(monkeypatch):
+    """Import ``examples/<name>.py`` as a module (the scripts import their ``_common`` sibling)."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+
+    def load(name: str):
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+
+    return load
+
+
+def run(module, device: str, out_dir: Path, *flags: str) -> dict:
+    return module.main(["--device", device, "--out-dir", str(out_dir), "--no-progress", "--seed", "0", *flags])
+
+
+def assert_loss_falls(losses: list[float], window: int) -> None:
+    first, last = np.mean(losses[:window]), np.mean(losses[-window:])
+    assert np.isfinite(losses).all(), losses
+    assert last < 0.8 * first, f"loss did not go down: first {window} steps {first:.3f}, last {window} {last:.3f}"
+
+
+def assert_checkpoint_round_trips(model, path: Path) -> None:
+    """The saved file holds exactly the model's state dict (same keys, values and dtypes)."""
+    loaded = torch.load(path)
+    state = model.state_dict()
+    assert list(loaded) == list(state)
+    for name, value in state.items():
+        assert loaded[name].dtype == value.dtype, name
+        np.testing.assert_array_equal(loaded[name].cpu().numpy(), value.cpu().numpy(), err_msg=name)
+
+
+def test_bundled_digits_data():
+    with np.load(EXAMPLES / "data" / "digits.npz") as data:
+        images, labels = data["images"], data["labels"]
+    assert images.shape == (1797, 8, 8) and images.dtype == np.uint8
+    assert labels.shape == (1797,) and labels.dtype == np.int64
+    assert images.max() == 16 and np.bincount(labels).min() > 170  # 4x4 blocks of 0/1 pixels; ten classes
+
+
+def test_train_mlp_smoke(example, device, tmp_path):
+    result = run(example("train_mlp"), device, tmp_path, "--epochs", "2", "--max-steps", "30")
+    assert len(result["losses"]) == 30
+    assert_loss_falls(result["losses"], window=5)
+    assert result["test_accuracy"] > 0.5  # 30 steps of Adam already beat chance (10%) by far
+    assert result["reloaded_accuracy"] == result["test_accuracy"]
+    assert_checkpoint_round_trips(result["model"], result["checkpoint"])
+
+
+def test_train_cnn_smoke(example, device, tmp_path):
+    result = run(example("train_cnn"), device, tmp_path, "--epochs", "3", "--max-steps", "40", "--channels", "8")
+    assert len(result["losses"]) == 40
+    assert_loss_falls(result["losses"], window=5)
+    assert result["reloaded_accuracy"] == result["test_accuracy"]
+    assert_checkpoint_round_trips(result["model"], result["checkpoint"])
+
+
+def test_char_transformer_smoke(example, device, tmp_path, capsys):
+    module = example("char_transformer")
+    result = run(module, device, tmp_path, "--max-steps", "40", "--sample-every", "20", "--sample-length", "20",
+                 "--batch-size", "16", "--block-size", "32", "--n-embd", "32", "--n-layer", "1")
+    assert len(result["losses"]) == 40
+    assert_loss_falls(result["losses"], window=5)
+    assert result["reloaded_val_loss"] == result["val_loss"]
+    assert_checkpoint_round_trips(result["model"], result["checkpoint"])
+    printed = capsys.readouterr().out
+    assert "--- sample before training ---" in printed and "--- step 20:" in printed and "--- step 40:" in printed
+
+
+def test_char_transformer_attention_is_causal(example):
+    """Changing a later character never changes the logits at earlier positions."""
+    module = example("char_transformer")
+    torch.manual_seed(0)
+    model = module.CharTransformer(vocab_size=11, block_size=8, n_embd=16, n_head=2, n_layer=2).eval()
+    idx = torch.randint(11, (2, 8))
+    changed = idx.clone()
+    changed[:, 5:] = (changed[:, 5:] + 1) % 11
+    before, _ = model(idx)
+    after, _ = model(changed)
+    torch.testing.assert_close(before[:, :5], after[:, :5])
+    assert not torch.allclose(before[:, 5:], after[:, 5:])
