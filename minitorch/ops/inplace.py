@@ -279,10 +279,47 @@ def refresh_view_grad_fn(view: Tensor) -> None:
 # the in-place op set ---------------------------------------------------------------------------------
 
 
+_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divide"}
+
+
+def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
+    """The optimizer-update fast path: ``self op= other`` with one ufunc writing into self's memory,
+    when nothing is recorded and nothing needs casting or broadcasting. False: take the general path."""
+    if grad_mode.state.enabled and (
+        self.requires_grad
+        or (isinstance(other, Tensor) and other.requires_grad)
+        or (self._meta is not None and self._meta.base is not None)  # views: the general path's checks
+    ):
+        return False
+    if not self._storage.dtype.is_floating_point:
+        return False
+    if isinstance(other, Tensor):
+        if other._storage.dtype is not self._storage.dtype or other._array.shape != self._array.shape:
+            return False
+        if other._storage.device is not self._storage.device:
+            return False
+        operand = other._array
+    elif type(other) in (int, float):
+        operand = other
+    else:
+        return False
+    check_inplace(self, False)
+    xp = self._storage.backend.xp
+    if alpha != 1:
+        operand = operand * alpha
+    getattr(xp, ufunc)(self._array, operand, out=self._array)
+    self._storage.version += 1
+    return True
+
+
 def make_inplace(name: str):
     """``Tensor.<name>_``: the out-of-place ``Tensor.<name>`` written into self."""
+    ufunc = _UFUNCS.get(name)
 
     def method(self, *args, **kwargs):
+        if ufunc is not None and len(args) == 1 and (not kwargs or set(kwargs) == {"alpha"} and name in ("add", "sub")):
+            if _update_in_place(self, ufunc, args[0], kwargs.get("alpha", 1)):
+                return self
         return run_inplace(self, getattr(Tensor, name), args, kwargs, name + "_")
 
     method.__name__ = name + "_"
