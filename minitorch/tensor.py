@@ -187,6 +187,8 @@ class Tensor:
         return strided
 
     __array_priority__ = 1000  # numpy defers to Tensor: np.ones(3) + t is a Tensor, as with PyTorch
+    _dense = True  # sparse/quantized subclasses set False: ops dispatch them elsewhere (ops/op.py)
+    _kind = "strided"
     is_sparse = False
     is_quantized = False
     is_mkldnn = False

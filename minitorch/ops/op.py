@@ -43,6 +43,8 @@ class Op(Node):
         record = False
         for a in args:
             if isinstance(a, Tensor):
+                if not a._dense:  # sparse or quantized: another implementation, or a clear error
+                    return dispatch_non_dense(cls, args, params)
                 if first is None:
                     first = a
                 elif a._storage.device is not first._storage.device:
@@ -126,6 +128,34 @@ class Op(Node):
     def constant(self, array) -> Tensor:
         """Wrap a helper array (a mask, indices) as a Tensor for use in backward."""
         return self.wrap(array)
+
+
+# Tensors that are not plain strided arrays (sparse COO layout, quantized dtypes) set the class
+# attribute ``_dense = False``; ops on them go here instead of running the dense kernel.
+NON_DENSE_IMPLEMENTATIONS: dict = {}  # (op class, kind) -> function(*args, **params)
+
+
+def register_non_dense(op, kind: str):
+    """Decorator: the implementation of ``op`` (an Op class) for tensors of ``kind`` ('sparse', 'quantized')."""
+
+    def register(function):
+        NON_DENSE_IMPLEMENTATIONS[(op, kind)] = function
+        return function
+
+    return register
+
+
+def dispatch_non_dense(op, args, params):
+    kinds = [a._kind for a in args if isinstance(a, Tensor) and not a._dense]
+    function = NON_DENSE_IMPLEMENTATIONS.get((op, kinds[0]))
+    if function is None:
+        shapes = ", ".join(f"{a._kind} {list(a.shape)}" for a in args if isinstance(a, Tensor))
+        raise NotImplementedError(
+            f"Could not run '{op.__name__.lower()}' with arguments from the '{kinds[0]}' layout/dtype family "
+            f"(arguments: {shapes}): minitorch has no {kinds[0]} kernel for it. Convert first "
+            f"(e.g. .to_dense() or .dequantize())."
+        )
+    return function(*args, **params)
 
 
 def check_same_device(op, a: Tensor, b: Tensor) -> None:

@@ -32,6 +32,10 @@ class ViewOp(Op):
 
     @classmethod
     def apply(cls, x: Tensor, *params):
+        if not x._dense:
+            from .op import dispatch_non_dense
+
+            return dispatch_non_dense(cls, (x,) + params, {})
         node = cls.__new__(cls)
         node.input_shape = x._array.shape
         size, stride, offset = node.geometry(x._array.shape, x.stride(), x._offset, *params)
