@@ -50,7 +50,8 @@ def run_backward(
         while ready:
             node = ready.pop()
             grads = buffers.pop(node)
-            grads = _run_tensor_pre_hooks(node, grads, create_graph, owned)
+            if node._tensor_pre_hooks or node._retain_grad_tensors or type(node) is AccumulateGrad:
+                grads = _run_tensor_pre_hooks(node, grads, create_graph, owned)
             if captured is not None:
                 for nr, g in enumerate(grads):
                     if (node, nr) in captured:

@@ -41,6 +41,7 @@ class Op(Node):
         """Run the op on Tensors (and Python scalars); returns a Tensor or a tuple of Tensors."""
         first = None
         record = False
+        arrays = []
         for a in args:
             if isinstance(a, Tensor):
                 if not a._dense:  # sparse or quantized: another implementation, or a clear error
@@ -51,16 +52,23 @@ class Op(Node):
                     check_same_device(cls, first, a)
                 if a._requires_grad or (a._meta is not None and view_requires_grad(a)):
                     record = True
+                arrays.append(a._array)
+            else:
+                arrays.append(a)
         storage = first._storage
         node = cls.__new__(cls)
         node.backend = storage.backend
         node.device = storage.device
-        result = node.forward(*[a._array if isinstance(a, Tensor) else a for a in args], **params)
-        multi = type(result) is tuple
-        outputs = tuple(node.wrap(r) for r in result) if multi else (node.wrap(result),)
+        result = node.forward(*arrays, **params)
+        if type(result) is tuple:
+            outputs = tuple(node.wrap(r) for r in result)
+            if record and grad_mode.state.enabled:
+                node._record(args, outputs)
+            return outputs
+        out = node.wrap(result)
         if record and grad_mode.state.enabled:
-            node._record(args, outputs)
-        return outputs if multi else outputs[0]
+            node._record(args, (out,))
+        return out
 
     @property
     def xp(self):
@@ -70,13 +78,16 @@ class Op(Node):
     def wrap(self, array) -> Tensor:
         """A Tensor owning ``array`` (a fresh kernel result) on this op's device."""
         backend = self.backend
-        buffer, array = backend.buffer_of(array)
+        if type(array) is backend.ndarray and array.flags.c_contiguous:  # the common case, inlined
+            buffer = array.reshape(-1)
+        else:
+            buffer, array = backend.buffer_of(array)
         t = object.__new__(Tensor)
         t._array = array
         t._storage = Storage(buffer, backend, self.device, backend.dtype_of(array))
         t._offset = 0
         t._requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         t._meta = None
         if grad_mode.state.inference:
