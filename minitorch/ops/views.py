@@ -543,22 +543,70 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     return AsStrided.apply(input, size, stride, offset)
 
 
-def _mark_multi_output(views, op_name: str):
-    """Outputs of unbind/split/chunk may not be written in place with grad on (PyTorch's rule)."""
-    for i, v in enumerate(views):
-        meta = v._autograd_meta()
-        if meta.creation == "default":
-            meta.creation = "multi_output"
-        meta.view_op = (op_name, i)
-    return tuple(views)
+class SplitViews(Op):
+    """unbind / split / chunk: several views of the input recorded as ONE node with several outputs.
+
+    Backward concatenates (split) or stacks (unbind) the pieces' gradients, zeros for pieces that got
+    none: one op, however many pieces, so a loop over ``x.unbind(0)`` stays linear in backward.
+    The pieces may not be written in place with grad on (PyTorch's multi-output-view rule).
+    """
+
+    def name(self) -> str:
+        return self.op_name + "Backward0"
+
+    @classmethod
+    def apply(cls, x: Tensor, dim: int, sizes: list, squeeze: bool, op_name: str):
+        if not x._dense:
+            from .op import dispatch_non_dense
+
+            return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
+        shape, stride, offset = x._array.shape, x.stride(), x._offset
+        base = x._meta.base if x._meta is not None and x._meta.base is not None else x
+        in_no_grad = not grad_mode.state.enabled
+        pieces, start = [], 0
+        for i, size in enumerate(sizes):
+            if squeeze:
+                start_offset = offset + start * stride[dim]
+                geometry = (shape[:dim] + shape[dim + 1 :], stride[:dim] + stride[dim + 1 :], start_offset)
+            else:
+                geometry = (shape[:dim] + (size,) + shape[dim + 1 :], stride, offset + start * stride[dim])
+            piece = x._view(*geometry)
+            meta = piece._autograd_meta()
+            meta.base, meta.view_version, meta.view_op = base, x._storage.version, (op_name, i)
+            if in_no_grad:
+                meta.creation = "inference_mode" if grad_mode.state.inference else "no_grad"
+            else:
+                meta.creation = "multi_output"
+            pieces.append(piece)
+            start += size
+        if not in_no_grad and (x._requires_grad or view_requires_grad(x)):
+            node = cls.__new__(cls)
+            node.backend, node.device = x._storage.backend, x._storage.device
+            node.op_name, node.dim, node.squeeze = op_name, dim, squeeze
+            node.piece_shapes = [p._array.shape for p in pieces]
+            node._record((x,), tuple(pieces))
+        return tuple(pieces)
+
+    def backward(self, *grads):
+        from .shape import cat, stack
+
+        filled = [g if g is not None else _zeros_like_shape(grads, shape) for g, shape in zip(grads, self.piece_shapes)]
+        return stack(filled, self.dim) if self.squeeze else cat(filled, self.dim)
+
+
+def _zeros_like_shape(grads, shape):
+    template = next(g for g in grads if g is not None)
+    return template.new_zeros(shape)
 
 
 def unbind(input: Tensor, dim: int = 0):
+    """The slices along ``dim``, as views (one graph node for all of them)."""
     dim = wrap_dim(dim, input.dim())
-    return _mark_multi_output([Select.apply(input, dim, i) for i in range(input._array.shape[dim])], "Unbind")
+    return SplitViews.apply(input, dim, [1] * input._array.shape[dim], True, "Unbind")
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
+    """Pieces of ``split_size`` (or the given sizes) along ``dim``, as views (one graph node)."""
     dim = wrap_dim(dim, tensor.dim())
     n = tensor._array.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -573,11 +621,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension "
                 f"{dim}), but got split_sizes={sizes}"
             )
-    views, start = [], 0
-    for size in sizes:
-        views.append(Narrow.apply(tensor, dim, start, size))
-        start += size
-    return _mark_multi_output(views, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
+    op_name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
+    return SplitViews.apply(tensor, dim, sizes, False, op_name)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0):
