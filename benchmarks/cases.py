@@ -222,3 +222,7 @@ class ConvStep(Case):
 
 
 CASES.update(mlp_step=MlpStep, conv_step=ConvStep)
+
+from .sparse_cases import SparseMm  # noqa: E402
+
+CASES["sparse_mm"] = SparseMm

@@ -3,7 +3,7 @@
 ``import minitorch as torch`` runs PyTorch-style code for everything minitorch implements.
 """
 
-from . import _dtype, autograd, backends, linalg, nn, optim, testing, utils
+from . import _dtype, ao, autograd, backends, linalg, nn, optim, quantization, sparse, testing, utils, viz
 from ._device import device
 from ._dtype import (
     bool,
@@ -22,6 +22,9 @@ from ._dtype import (
     int64,
     long,
     promote_types,
+    qint8,
+    qint32,
+    quint8,
     set_default_dtype,
     short,
     uint8,
@@ -65,6 +68,20 @@ del FloatTensor, DoubleTensor, LongTensor
 __version__ = "0.1.0"
 
 from .ops import out as _out  # noqa: E402
+from .quantization import (  # noqa: E402
+    dequantize,
+    fake_quantize_per_channel_affine,
+    fake_quantize_per_tensor_affine,
+    int_repr,
+    per_channel_affine,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qscheme,
+    quantize_per_channel,
+    quantize_per_tensor,
+)
+from .sparse import sparse_coo_tensor  # noqa: E402
 
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out

@@ -17,14 +17,15 @@ _pybool, _pyint, _pyfloat = _builtins.bool, _builtins.int, _builtins.float
 class dtype:
     """An element type (``minitorch.float32``, ``minitorch.int64``, ...)."""
 
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "is_complex", "_rank")
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "is_complex", "is_quantized", "_rank")
 
-    def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, rank: int):
+    def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, rank: int, is_quantized=False):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "itemsize", itemsize)
         object.__setattr__(self, "is_floating_point", category == FLOAT)
         object.__setattr__(self, "is_complex", False)
         object.__setattr__(self, "is_signed", is_signed)
+        object.__setattr__(self, "is_quantized", is_quantized)
         object.__setattr__(self, "_rank", rank)
 
     def __setattr__(self, key, value):
@@ -65,6 +66,15 @@ short, int, long = int16, int32, int64  # noqa: A001
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
 
+# Quantized dtypes (minitorch/quantization): a tensor of one stores its integer representation in the
+# storage dtype below and carries scale/zero point beside it. They take part in no promotion.
+qint8 = dtype("qint8", 1, INTEGER, True, -1, is_quantized=True)
+quint8 = dtype("quint8", 1, INTEGER, False, -1, is_quantized=True)
+qint32 = dtype("qint32", 4, INTEGER, True, -1, is_quantized=True)
+QUANTIZED_DTYPES = (qint8, quint8, qint32)
+QUANTIZED_STORAGE_DTYPES = {qint8: int8, quint8: uint8, qint32: int32}
+QUANTIZED_RANGES = {qint8: (-128, 127), quint8: (0, 255), qint32: (-(2**31), 2**31 - 1)}
+
 
 def category_of(d: dtype) -> int:
     if d is bool:
@@ -94,6 +104,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if not isinstance(a, dtype) or not isinstance(b, dtype):
         bad, position = (a, 1) if not isinstance(a, dtype) else (b, 2)
         raise TypeError(f"promote_types(): argument 'type{position}' must be torch.dtype, not {type(bad).__name__}")
+    if a.is_quantized or b.is_quantized:
+        raise RuntimeError(f"Promotion for quantized types is not supported, attempted to promote {a} and {b}")
     if a is bool:
         return b
     if b is bool:

@@ -197,6 +197,8 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     default_dtype = _dtype.get_default_dtype()
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
+    if t.is_quantized:
+        return _quantized_repr(t, prefix, suffixes, tensor_contents)
     if t.is_meta:
         suffixes.append(f"size={tuple(t.shape)}")
         if t.dtype is not default_dtype:
@@ -216,6 +218,33 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
         body = _tensor_str(t, indent)
     if tensor_contents is not None:
         body = tensor_contents
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _quantized_repr(t, prefix: str, suffixes: list[str], tensor_contents: str | None) -> str:
+    """PyTorch's format: the dequantized values, then size, dtype, scheme and quantization parameters."""
+    indent = len(prefix)
+    suffixes.append(f"size={tuple(t.shape)}")
+    suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"quantization_scheme={t.qscheme()}")
+    if t.qscheme().name == "per_tensor_affine":
+        suffixes.append(f"scale={t.q_scale()}")
+        suffixes.append(f"zero_point={t.q_zero_point()}")
+    else:
+        suffixes.append(f"scale={t.q_per_channel_scales()!r}")
+        suffixes.append(f"zero_point={t.q_per_channel_zero_points()!r}")
+        suffixes.append(f"axis={t.q_per_channel_axis()}")
+    values = t.detach().dequantize()
+    if tensor_contents is not None:
+        body = tensor_contents
+    elif t.numel() == 0:
+        body = "[]"
+    else:
+        body = _tensor_str(values, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:

@@ -467,8 +467,6 @@ class _SparseLookingGrad(torch.Tensor):
     (lambda p: optim.Adam([p]), "Adam does not support sparse gradients, please consider SparseAdam instead"),
     (lambda p: optim.AdamW([p]), "Adam does not support sparse gradients, please consider SparseAdam instead"),
     (lambda p: optim.RMSprop([p]), "RMSprop does not support sparse gradients"),
-    (lambda p: optim.SGD([p], lr=0.1), "SGD: sparse gradients are not supported yet"),
-    (lambda p: optim.Adagrad([p]), "Adagrad: sparse gradients are not supported yet"),
 ])
 def test_sparse_gradients_are_refused(make, message):
     p = one_param([1.0, 2.0])

@@ -72,7 +72,9 @@ def run_backward(
                 if slots is None:
                     slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
-                    slots[nr] = g if slots[nr] is None else slots[nr] + g
+                    old = slots[nr]
+                    # sparse + dense is refused (PyTorch's rule), so a dense operand goes first
+                    slots[nr] = g if old is None else (g + old if old.is_sparse and not g.is_sparse else old + g)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     ready.append(child)
@@ -194,8 +196,8 @@ def validate_grads(node: Node, grad_inputs: tuple) -> tuple:
             result[i] = None
             continue
         shape, dtype = meta
-        if g._array.shape != shape:
-            if not _expandable(shape, g._array.shape):
+        if g._array.shape != shape:  # a sparse gradient's _array is its shape-only geometry
+            if g.is_sparse or not _expandable(shape, g._array.shape):
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - got "
                     f"{list(g._array.shape)} but expected shape compatible with {list(shape)}"
@@ -233,8 +235,15 @@ def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
         meta.grad = grad
     elif create_graph:
         meta.grad = current + grad
-    elif current.is_sparse or grad.is_sparse:
-        meta.grad = current + grad if not current.is_sparse or grad.is_sparse else grad + current
+    elif current.is_sparse or grad.is_sparse:  # SEMANTICS 3.2: sparse+sparse concatenates, mixing gives dense
+        if current.is_sparse and grad.is_sparse:
+            meta.grad = current + grad
+        elif grad.is_sparse:  # dense += sparse, in place (a scatter-add of the specified values)
+            from ..sparse.ops import add_into
+
+            add_into(current, grad)
+        else:
+            meta.grad = grad + current
     else:
         current._add_in_place(grad)
     owned.add(id(meta.grad._storage))

@@ -124,7 +124,10 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
-        self._input_meta = ((variable._array.shape, variable.dtype),)
+        dtype = variable.dtype
+        if getattr(dtype, "is_quantized", False):  # a quantized leaf's gradient is float32 (straight-through)
+            from .._dtype import float32 as dtype
+        self._input_meta = ((variable._array.shape, dtype),)
 
     def name(self) -> str:
         return "AccumulateGrad"

@@ -34,7 +34,7 @@ SCALAR_TYPE = {
 
 def _needs_grad(node: Op, index: int) -> bool:
     """Whether input ``index`` of a recorded node wants a gradient (skip work for the others)."""
-    return node._input_meta[index] is not None
+    return node.needs_grad(index)
 
 
 def _check_same_dtype(a: Tensor, b: Tensor) -> None:

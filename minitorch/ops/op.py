@@ -96,10 +96,14 @@ class Op(Node):
 
     def _record(self, args, outputs) -> None:
         """Make this op a node of the graph: edges, input metadata, saved tensors, outputs."""
-        self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        last = len(args)
+        while last and not isinstance(args[last - 1], Tensor):  # trailing dims/flags are not inputs
+            last -= 1
+        inputs = args[:last]
+        self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in inputs)
         self._input_meta = tuple(
             (a._array.shape, a._storage.dtype) if isinstance(a, Tensor) and a.requires_grad else None
-            for a in args
+            for a in inputs
         )
         saved = [self._save_input(args, i) for i in self.save_inputs]
         if self.save_output:
@@ -118,13 +122,18 @@ class Op(Node):
         if anomaly._enabled:
             anomaly.record_traceback(self)
 
+    def needs_grad(self, i: int) -> bool:
+        """Whether input ``i`` of this recorded op wants a gradient (backward skips the others)."""
+        metas = self._input_meta
+        return i < len(metas) and metas[i] is not None
+
     def _save_input(self, args, i):
         arg = args[i]
         if not isinstance(arg, Tensor):
             return arg
         if self.saved_when is not None and i in self.saved_when:
             metas = self._input_meta
-            if not any(metas[j] is not None for j in self.saved_when[i]):
+            if not any(j < len(metas) and metas[j] is not None for j in self.saved_when[i]):
                 return None
         return SavedTensor(arg)
 
@@ -134,7 +143,9 @@ class Op(Node):
         if type(result) is not tuple:
             result = (result,)
         missing = len(self.next_functions) - len(result)
-        return result + (None,) * missing if missing > 0 else result
+        if missing > 0:
+            return result + (None,) * missing
+        return result[: len(self.next_functions)] if missing < 0 else result
 
     def constant(self, array) -> Tensor:
         """Wrap a helper array (a mask, indices) as a Tensor for use in backward."""

@@ -148,11 +148,6 @@ class Elementwise(Op):
             if token is not None:
                 state[0].reset(token)
 
-    def needs_grad(self, i: int) -> bool:
-        """Whether input ``i`` requires grad (backward skips the gradients nobody needs)."""
-        meta = self._input_meta
-        return i < len(meta) and meta[i] is not None
-
     @property
     def on_meta(self) -> bool:
         """Meta arrays have no values: data-dependent checks (division by zero) are skipped."""

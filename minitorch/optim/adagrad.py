@@ -6,7 +6,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import grad_mode
-from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, new_step, scalar, step_counter
+from .optimizer import (
+    Optimizer,
+    dense_grad,
+    mark_written,
+    new_buffer,
+    new_step,
+    scalar,
+    sparse_grad,
+    step_counter,
+)
 
 __all__ = ["Adagrad"]
 
@@ -18,6 +27,8 @@ class Adagrad(Optimizer):
         clr = lr / (1 + (t - 1) * lr_decay)
         s = s + g * g                     (s starts at initial_accumulator_value)
         p = p - clr * g / (sqrt(s) + eps)
+
+    A sparse gradient updates ``s`` and ``p`` only at its (coalesced) rows; ``weight_decay`` is then an error.
     """
 
     def __init__(
@@ -71,8 +82,11 @@ class Adagrad(Optimizer):
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    grad = dense_grad(self, p)
                     state = self._init_state(p, group)
+                    if p.grad.is_sparse:
+                        self._sparse_step(p, state, group, lr)
+                        continue
+                    grad = dense_grad(self, p)
                     param, state_sum = p._array, state["sum"]._array
                     step = step_counter(state)
                     if group["maximize"]:
@@ -86,3 +100,17 @@ class Adagrad(Optimizer):
                     param -= clr * (grad / std)
                     mark_written(p, state["sum"])
         return loss
+
+    def _sparse_step(self, p, state, group, lr: float) -> None:
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        where, grad = sparse_grad(p)
+        if group["maximize"]:
+            grad = -grad
+        step = step_counter(state)
+        clr = lr / (1 + (step - 1) * group["lr_decay"])
+        state_sum = state["sum"]._array
+        state_sum[where] += grad * grad
+        std = p._storage.backend.xp.sqrt(state_sum[where]) + group["eps"]
+        p._array[where] -= clr * (grad / std)
+        mark_written(p, state["sum"])

@@ -322,12 +322,23 @@ def mark_written(*tensors: Tensor) -> None:
 
 
 def dense_grad(optimizer: Optimizer, param: Tensor, sparse_message: str | None = None):
-    """``param.grad``'s array; raises for a sparse gradient (``sparse_message``: PyTorch's own wording)."""
+    """``param.grad``'s array. A sparse gradient is refused with ``sparse_message`` (PyTorch's own wording);
+    optimizers that take sparse gradients branch on ``param.grad.is_sparse`` and use ``sparse_grad``."""
     grad = param.grad
     if grad.is_sparse:
         raise RuntimeError(
             sparse_message
-            or f"{type(optimizer).__name__}: sparse gradients are not supported yet (parameter of shape "
-            f"{list(param.shape)}); densify with grad.to_dense() or use a dense embedding"
+            or f"{type(optimizer).__name__} does not support sparse gradients (parameter of shape "
+            f"{list(param.shape)}); use optim.SGD, optim.Adagrad or optim.SparseAdam, or grad.to_dense()"
         )
     return grad._array
+
+
+def sparse_grad(param: Tensor, coalesce: bool = True):
+    """A sparse ``param.grad`` as ``(where, values)``: ``where`` indexes ``param``'s array (a tuple of index
+    arrays over the sparse dims) and ``values`` holds the rows. Coalesced (unique rows) unless told not to,
+    which suffices for updates linear in the gradient (scatter-adds sum duplicates)."""
+    grad = param.grad
+    if coalesce and not grad.is_coalesced():
+        grad = grad.coalesce()
+    return tuple(grad._indices()._array), grad._values()._array

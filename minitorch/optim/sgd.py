@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import grad_mode
-from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, scalar
+from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, scalar, sparse_grad
 
 __all__ = ["SGD"]
 
@@ -20,7 +20,9 @@ class SGD(Optimizer):
         g = g + momentum * b if nesterov else b        (when momentum != 0)
         p = p - lr * g
 
-    ``foreach`` and ``fused`` are accepted for compatibility; minitorch always runs one array-level loop.
+    A sparse gradient (``nn.Embedding(sparse=True)``) updates only the rows it holds; with momentum the
+    buffer is dense (the same numbers PyTorch's sparse buffer represents); ``weight_decay`` raises, as in
+    PyTorch. ``foreach`` and ``fused`` are accepted for compatibility; minitorch always runs one array-level loop.
     """
 
     def __init__(
@@ -61,6 +63,9 @@ class SGD(Optimizer):
                 for p in group["params"]:
                     if p.grad is None:
                         continue
+                    if p.grad.is_sparse:
+                        self._sparse_step(p, group, lr)
+                        continue
                     grad = dense_grad(self, p)
                     param = p._array
                     if group["maximize"]:
@@ -81,3 +86,35 @@ class SGD(Optimizer):
                     param -= lr * grad
                     mark_written(p)
         return loss
+
+    def _sparse_step(self, p, group, lr: float) -> None:
+        """The update for a sparse gradient: a scatter-add of its rows (plus a dense momentum buffer)."""
+        if group["weight_decay"] != 0:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        backend = p._storage.backend
+        where, values = sparse_grad(p, coalesce=False)
+        if group["maximize"]:
+            values = -values
+        momentum, dampening = group["momentum"], group["dampening"]
+        param = p._array
+        if momentum == 0:
+            backend.index_add(param, where, -lr * values)
+            mark_written(p)
+            return
+        state = self.state[p]
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            buf = state["momentum_buffer"] = new_buffer(p)
+            backend.index_add(buf._array, where, values)
+        else:
+            b = buf._array
+            b *= momentum
+            backend.index_add(b, where, (1 - dampening) * values)
+            mark_written(buf)
+        if group["nesterov"]:
+            step = momentum * buf._array
+            backend.index_add(step, where, values)
+        else:
+            step = buf._array
+        param -= lr * step
+        mark_written(p)

@@ -122,7 +122,7 @@ def col2im(op: Op, cols, geometry: WindowGeometry):
 
 
 def _needs_grad(node: Op, i: int) -> bool:
-    return node.next_functions[i][0] is not None
+    return node.needs_grad(i)
 
 
 def _bias_dims(ndim: int) -> tuple:

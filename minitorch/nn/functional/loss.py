@@ -339,10 +339,10 @@ class BinaryCrossEntropy(Op):
     def backward(self, grad):
         x, t = self.saved_tensors
         grad_x = grad_t = None
-        if self._input_meta[0] is not None:
+        if self.needs_grad(0):
             denominator = x * (1 - x)
             grad_x = grad * (x - t) / denominator.masked_fill(denominator < 1e-12, 1e-12)
-        if self._input_meta[1] is not None:
+        if self.needs_grad(1):
             grad_t = grad * (_clamped_log(1 - x) - _clamped_log(x))
         return grad_x, grad_t
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ... import _dtype
 from ...autograd import grad_mode
 from ...ops.op import Op
+from ...sparse.ops import SegmentGather, SegmentSum, SparseCooTensor
 from ...tensor import Tensor
 from .activation import scalar_type_name
 
@@ -42,6 +43,27 @@ class Embedding(Op):
         return rows.new_zeros((self.num_weights, dim)).scatter_add(0, index, rows), None
 
 
+class SparseEmbedding(Embedding):
+    """``weight[indices]`` whose weight gradient is a sparse COO tensor with one row per lookup
+    (uncoalesced: repeated indices stay separate rows), ``padding_idx`` lookups dropped (PyTorch's
+    ``embedding_sparse_backward``)."""
+
+    def forward(self, weight, indices, padding_idx, scale_grad_by_freq=False):
+        self.num_weights = weight.shape[0]
+        flat = indices.reshape(-1).astype(self.backend.array_dtype(_dtype.int64), copy=False)
+        self.keep = None if padding_idx is None else self.xp.nonzero(flat != padding_idx)[0]
+        self.indices = flat if self.keep is None else flat[self.keep]
+        return self.xp.take(weight, indices, axis=0)
+
+    def backward(self, grad):
+        dim = grad.shape[-1]
+        rows = grad.reshape(-1, dim)
+        if self.keep is not None:
+            rows = SegmentGather.apply(rows, ids=self.keep)
+        indices = self.constant(self.indices.reshape(1, -1))
+        return SparseCooTensor.apply(indices, rows, size=(self.num_weights, dim)), None
+
+
 def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """PyTorch's ``embedding_renorm_``: rescale, in place and without grad, the rows of ``weight`` that
     ``indices`` reads whose ``norm_type``-norm exceeds ``max_norm``."""
@@ -65,8 +87,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     the result has shape ``input.shape + (embedding_dim,)``.
 
     ``padding_idx``'s row gets no gradient. ``max_norm`` renormalizes the rows it reads, in place
-    in ``weight``, as PyTorch does. ``sparse=True`` is accepted, but the weight gradient is dense
-    for now (sparse gradients arrive with the sparse-tensor issue)."""
+    in ``weight``, as PyTorch does. With ``sparse=True`` the weight gradient is a
+    sparse COO tensor (one row per lookup, uncoalesced), for ``optim.SGD``, ``Adagrad`` and ``SparseAdam``."""
     if input.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
@@ -91,7 +113,105 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None and _has_data(weight):
         with grad_mode.no_grad():
             _renorm_rows(weight, input, max_norm, norm_type)
+    if sparse:
+        if scale_grad_by_freq:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        return SparseEmbedding.apply(weight, input, padding_idx)
     return Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
+
+
+class SegmentMax(Op):
+    """Per-bag maximum along dim 0 (``out[b] = max of x[k] with ids[k] == b``, 0 for an empty bag); the
+    gradient goes to the first element that attains the maximum, as PyTorch's ``max_indices``."""
+
+    def forward(self, x, ids, n):
+        xp = self.xp
+        out = xp.full((n,) + x.shape[1:], -xp.inf, dtype=x.dtype)
+        xp.maximum.at(out, ids, x)
+        position = xp.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1))
+        candidate = xp.where(x == out[ids], position, x.shape[0])
+        first = xp.full(out.shape, x.shape[0], dtype=candidate.dtype)
+        xp.minimum.at(first, ids, candidate)
+        self.ids, self.winner = ids, candidate == first[ids]
+        return xp.where(xp.isneginf(out), 0, out).astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        return SegmentGather.apply(grad, ids=self.ids) * self.constant(self.winner)
+
+
+def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):
+    """(flat indices, bag id of each, number of bags) for a 2-D input or a 1-D input with offsets."""
+    xp = input._storage.backend.xp
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
+                f"sequences. However, found offsets of type {type(offsets).__name__}"
+            )
+        bags, length = input.shape
+        return input.reshape(-1), xp.repeat(xp.arange(bags), length), bags
+    if input.dim() != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.dim() != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    starts = offsets._array.astype(input._array.dtype, copy=False)
+    bags = starts.shape[0] - 1 if include_last_offset else starts.shape[0]
+    n = input.shape[0]
+    if starts.shape[0] and (int(starts[0]) != 0 or bool((starts[1:] < starts[:-1]).any()) or int(starts[-1]) > n):
+        raise RuntimeError(f"embedding_bag: offsets must start at 0, be non-decreasing and at most the input length "
+                           f"({n}); got {starts.tolist() if hasattr(starts, 'tolist') else starts}")
+    ids = xp.searchsorted(starts, xp.arange(n), side="right") - 1
+    if include_last_offset:  # entries at or past the last offset belong to no bag
+        ids = xp.where(ids >= bags, -1, ids)
+    return input, ids, bags
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
+                  sparse: bool = False, per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embeddings without materializing the lookups per bag: a 2-D
+    ``input`` is one bag per row; a 1-D ``input`` is split into bags at ``offsets``. ``padding_idx``
+    entries are left out of their bag (and of the mean's count); an empty bag gives zeros. With
+    ``sparse=True`` the weight gradient is a sparse COO tensor (one row per lookup)."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for "
+                f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub."
+            )
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
+                             f"then it must have the same shape as the input ({list(input.shape)})")
+    flat, ids, bags = _bag_ids(input, offsets, include_last_offset)
+    xp = input._storage.backend.xp
+    num_weights = weight.shape[0]
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += num_weights
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep = keep & (flat._array != padding_idx)
+    positions = xp.nonzero(keep)[0]
+    ids = ids[positions]
+    kept = flat[flat.new_tensor(positions)] if positions.shape[0] != flat.shape[0] else flat
+    rows = embedding(kept, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
+    if per_sample_weights is not None:
+        scale = per_sample_weights.reshape(-1)
+        if positions.shape[0] != scale.shape[0]:
+            scale = SegmentGather.apply(scale, ids=positions)
+        rows = rows * scale.unsqueeze(-1)
+    if mode == "max":
+        return SegmentMax.apply(rows, ids=ids, n=bags)
+    total = SegmentSum.apply(rows, ids=ids, n=bags)
+    if mode == "sum":
+        return total
+    counts = xp.bincount(ids, minlength=bags)[:bags]
+    counts = xp.maximum(counts, 1).astype(rows._array.dtype).reshape(-1, 1)
+    return total / total.new_tensor(counts)
 
 
 class OneHot(Op):
@@ -122,4 +242,4 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return OneHot.apply(tensor, num_classes)
 
 
-__all__ = ["embedding", "one_hot"]
+__all__ = ["embedding", "embedding_bag", "one_hot"]

@@ -1,0 +1,350 @@
+"""mkdocs hook: pages generated from the code at build time, so the docs cannot drift from it.
+
+A page asks for generated content with an HTML comment on a line of its own:
+
+- ``<!-- minitorch:op-table -->``: every ``minitorch.ops.op.Op`` subclass with its grad_fn name,
+  module, what it saves for backward, and the source of its derivative (the ``backward`` method, or
+  its entry in a derivative table such as ``UNARY`` in ops/pointwise.py or ``ACTIVATIONS`` in
+  nn/functional/activation.py); graph nodes that are not ops (``AccumulateGrad``, ``CopySlices``,
+  ...) follow with their ``_evaluate``.
+- ``<!-- minitorch:functions minitorch.ops.arithmetic -->``: the module's ``__all__`` as a list of
+  names.
+- ``<!-- minitorch:tensor-methods -->``: every public ``Tensor`` method and property, from the live
+  class (most are op functions installed at import time, which static docstring collection misses).
+- ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
+  or class, as a Python code block.
+
+A block between ``<!-- minitorch:if-page quantization.md -->`` and ``<!-- minitorch:end-if -->`` is
+kept only when that page exists in docs/ (pages other sessions are still writing), and such a page
+is added to the nav after the page named in ``OPTIONAL_PAGES`` when it exists.
+
+An unknown directive or a name that does not import raises, so ``mkdocs build --strict`` fails
+instead of publishing a stale page. Only the standard library and minitorch are imported here:
+tests/test_docs.py runs the generator without mkdocs.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DIRECTIVE = re.compile(r"^<!--\s*minitorch:(?P<kind>[\w-]+)\s*(?P<arg>[\w.]*)\s*-->[ \t]*$", re.MULTILINE)
+IF_PAGE = re.compile(
+    r"^<!--\s*minitorch:if-page\s+(?P<page>[\w./-]+)\s*-->\n(?P<body>.*?)^<!--\s*minitorch:end-if\s*-->\n?",
+    re.MULTILINE | re.DOTALL,
+)
+# page that may not exist yet -> (its nav title, the nav page it follows)
+OPTIONAL_PAGES = {"quantization.md": ("Quantization in depth", "quantized.md")}
+
+
+def _import_minitorch():
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module("minitorch")
+
+
+# ---------------------------------------------------------------------------------------------
+# collecting the ops
+
+
+def all_ops() -> list[type]:
+    """Every Op subclass reachable from ``minitorch`` (its modules are imported by the package)."""
+    _import_minitorch()
+    from minitorch.ops.op import Op
+
+    seen: list[type] = []
+    stack = list(reversed(Op.__subclasses__()))
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.append(cls)
+        stack.extend(reversed(cls.__subclasses__()))
+    return sorted(seen, key=lambda c: (_module_rank(c.__module__), c.__module__, c.__name__))
+
+
+def _module_rank(module_name: str) -> int:
+    """Core ops first, then linalg, then nn.functional and the rest."""
+    for rank, prefix in enumerate(("minitorch.ops.", "minitorch.linalg", "minitorch.nn.functional")):
+        if module_name.startswith(prefix):
+            return rank
+    return 3
+
+
+def other_nodes() -> list[type]:
+    """Graph nodes that are not ops (AccumulateGrad, CopySlices, custom-Function nodes, ...)."""
+    _import_minitorch()
+    from minitorch.autograd.graph import Node
+    from minitorch.ops.op import Op
+
+    seen: list[type] = []
+    stack = [Node]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen and not issubclass(sub, Op):
+                seen.append(sub)
+                stack.append(sub)
+    return sorted((c for c in seen if "_evaluate" in c.__dict__), key=lambda c: (c.__module__, c.__name__))
+
+
+def _backward_owner(cls: type) -> type:
+    return next(klass for klass in cls.__mro__ if "backward" in klass.__dict__)
+
+
+def _module_tables(module) -> dict[str, dict]:
+    """Module-level dicts of ``name -> (kernel, derivative, ...)`` tuples: the derivative tables."""
+    tables = {}
+    for name, value in vars(module).items():
+        if name.isupper() and isinstance(value, dict) and value:
+            if all(isinstance(v, tuple) and len(v) >= 2 and callable(v[1]) for v in value.values()):
+                tables[name] = value
+    return tables
+
+
+@functools.cache
+def _dict_entry_sources(module, table_name: str) -> dict[str, str]:
+    """``key -> source text of its value`` for the dict literal assigned to ``table_name``."""
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            if any(isinstance(t, ast.Name) and t.id == table_name for t in node.targets):
+                entries = {}
+                for key, value in zip(node.value.keys, node.value.values):
+                    if isinstance(key, ast.Constant):
+                        entries[key.value] = ast.get_source_segment(source, value)
+                return entries
+    return {}
+
+
+@functools.cache
+def derivative_of(cls: type) -> dict:
+    """Where ``cls``'s derivative is written, and its source.
+
+    Returns ``{"kind": "table"|"method"|"none", "source": str, "where": str}``.
+    """
+    from minitorch.ops.op import Op
+
+    owner = _backward_owner(cls)
+    if owner is Op:
+        return {"kind": "none", "source": "", "where": ""}
+    derivative = cls.__dict__.get("derivative")
+    if isinstance(derivative, staticmethod):
+        function = derivative.__func__
+        module = sys.modules[cls.__module__]
+        for table_name, table in _module_tables(module).items():
+            for key, entry in table.items():
+                if entry[1] is function:
+                    text = _dict_entry_sources(module, table_name).get(key)
+                    if text:
+                        where = f"{table_name}[{key!r}]"
+                        return {"kind": "table", "source": f'"{key}": {text},', "where": where, "key": key}
+    source = textwrap.dedent(inspect.getsource(owner.__dict__["backward"]))
+    where = f"{owner.__name__}.backward" if owner is not cls else "backward"
+    return {"kind": "method", "source": source.rstrip(), "where": where}
+
+
+def _grad_fn_name(cls: type) -> str:
+    try:
+        return cls.__new__(cls).name()
+    except Exception:  # a name() that reads forward state: fall back to the default rule
+        return cls.__name__ + "Backward0"
+
+
+def _saves(cls: type) -> str:
+    parts = []
+    if cls.save_inputs:
+        parts.append("inputs " + ", ".join(str(i) for i in cls.save_inputs))
+    if cls.save_output:
+        parts.append("output")
+    if getattr(cls, "saved_when", None):
+        parts.append("conditionally: " + ", ".join(f"{i} if {list(js)} need grad" for i, js in cls.saved_when.items()))
+    return "; ".join(parts) if parts else "nothing"
+
+
+def _module_path(module_name: str) -> str:
+    """``minitorch/ops/arithmetic.py``: relative to the directory holding the minitorch package."""
+    package_parent = Path(sys.modules["minitorch"].__file__).resolve().parents[1]
+    return Path(sys.modules[module_name].__file__).resolve().relative_to(package_parent).as_posix()
+
+
+@functools.cache
+def _callers(module_name: str) -> dict[str, list[str]]:
+    """``op class name -> public functions of its module that call OpClass.apply``."""
+    source = inspect.getsource(sys.modules[module_name])
+    found: dict[str, list[str]] = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        for sub in ast.walk(node):
+            if (
+                isinstance(sub, ast.Attribute)
+                and sub.attr == "apply"
+                and isinstance(sub.value, ast.Name)
+                and node.name not in found.setdefault(sub.value.id, [])
+            ):
+                found[sub.value.id].append(node.name)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# rendering
+
+
+def _code(source: str, indent: str = "") -> str:
+    body = textwrap.indent(source, indent)
+    return f"{indent}```python\n{body}\n{indent}```"
+
+
+def render_op_table() -> str:
+    """The generated part of the "every op and its derivative" page, as Markdown."""
+    ops = all_ops()
+    by_module: dict[str, list[type]] = {}
+    for cls in ops:
+        by_module.setdefault(cls.__module__, []).append(cls)
+    differentiable = [c for c in ops if derivative_of(c)["kind"] != "none"]
+    lines = [
+        f"minitorch defines **{len(ops)}** op classes in **{len(by_module)}** modules; "
+        f"**{len(differentiable)}** of them have a derivative. The others have none: their results are "
+        "integer or boolean (comparisons, argmax, nonzero, ...), or the public function only uses them when no "
+        "input requires grad (`Eigvals`), or they are shared base classes. This page was generated from the "
+        "code when the site was built.",
+        "",
+    ]
+    for module_name, classes in by_module.items():
+        path = _module_path(module_name)
+        callers = _callers(module_name)
+        lines += [f"## `{module_name}`", "", f"Source: `{path}`", ""]
+        lines += ["| op | grad_fn | saves for backward | derivative | called by |", "| --- | --- | --- | --- | --- |"]
+        for cls in classes:
+            info = derivative_of(cls)
+            kind = {"none": "none: never differentiated", "table": f"table `{info['where']}`"}.get(
+                info["kind"], f"`{info['where']}`"
+            )
+            names = callers.get(cls.__name__, []) or ([info["key"]] if info["kind"] == "table" else [])
+            users = ", ".join(f"`{n}`" for n in names)
+            lines.append(f"| `{cls.__name__}` | `{_grad_fn_name(cls)}` | {_saves(cls)} | {kind} | {users} |")
+        lines.append("")
+        for cls in classes:
+            info = derivative_of(cls)
+            if info["kind"] == "none":
+                continue
+            title = f"{cls.__name__}: {info['where']}"
+            lines += [f'??? note "{title}"', "", _code(info["source"], "    "), ""]
+    nodes = other_nodes()
+    if nodes:
+        lines += [
+            "## Graph nodes that are not ops",
+            "",
+            "These nodes are made by the engine, by in-place ops on views and by custom `Function`s; "
+            "their `_evaluate` is what the engine calls.",
+            "",
+        ]
+        for cls in nodes:
+            source = textwrap.dedent(inspect.getsource(cls.__dict__["_evaluate"])).rstrip()
+            path = _module_path(cls.__module__)
+            lines += [f'??? note "{cls.__name__} ({path})"', "", _code(source, "    "), ""]
+    return "\n".join(lines)
+
+
+def render_functions(module_name: str) -> str:
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    if names is None:  # a package that star-imports its submodules (nn.functional): its own public functions
+        names = [
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_") and inspect.isfunction(value) and value.__module__.startswith(module_name)
+        ]
+    if not names:
+        raise ValueError(f"minitorch:functions {module_name}: no public functions found")
+    return ", ".join(f"`{name}`" for name in sorted(names))
+
+
+def render_source(dotted: str) -> str:
+    module_name, _, attr = dotted.rpartition(".")
+    obj = getattr(importlib.import_module(module_name), attr)
+    return _code(textwrap.dedent(inspect.getsource(obj)).rstrip())
+
+
+def render_tensor_methods() -> str:
+    """Every public ``Tensor`` attribute, with the module that defines it and its docstring's first line.
+
+    Most methods are op functions installed on the class at import time (``Tensor.add = add``), which
+    static docstring collection cannot see; this table lists them from the live class.
+    """
+    from minitorch.tensor import Tensor
+
+    lines = ["| method | defined in | what |", "| --- | --- | --- |"]
+    for name in sorted(dir(Tensor)):
+        if name.startswith("_"):
+            continue
+        value = inspect.getattr_static(Tensor, name)
+        function = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+        module = getattr(function, "__module__", None) or "minitorch.tensor"
+        doc = (inspect.getdoc(function) or "").strip().split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+        doc = re.sub(r":\w+:`([^`]+)`", r"`\1`", doc)  # reST roles (:meth:`Tensor.abs`) as code
+        kind = " (property)" if isinstance(value, property) else ""
+        lines.append(f"| `{name}`{kind} | `{module}` | {doc} |")
+    return "\n".join(lines)
+
+
+def expand(markdown: str) -> str:
+    """Replace every ``<!-- minitorch:... -->`` directive in ``markdown`` by its generated content."""
+    _import_minitorch()
+
+    def replace(match: re.Match) -> str:
+        kind, arg = match["kind"], match["arg"]
+        if kind == "op-table":
+            return render_op_table()
+        if kind == "functions":
+            return render_functions(arg)
+        if kind == "tensor-methods":
+            return render_tensor_methods()
+        if kind == "source":
+            return render_source(arg)
+        raise ValueError(f"unknown docs directive <!-- minitorch:{kind} {arg} -->")
+
+    markdown = IF_PAGE.sub(lambda m: m["body"] if (ROOT / "docs" / m["page"]).is_file() else "", markdown)
+    return DIRECTIVE.sub(replace, markdown)
+
+
+# ---------------------------------------------------------------------------------------------
+# the mkdocs event
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (mkdocs' signature)
+    return expand(markdown)
+
+
+def _insert_after(nav: list, anchor: str, entry: dict) -> bool:
+    for i, item in enumerate(nav):
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        if value == anchor:
+            nav.insert(i + 1, entry)
+            return True
+        if isinstance(value, list) and _insert_after(value, anchor, entry):
+            return True
+    return False
+
+
+def on_config(config):
+    """Add the optional pages that exist now to the nav."""
+    for page, (title, after) in OPTIONAL_PAGES.items():
+        if (Path(config["docs_dir"]) / page).is_file() and config["nav"] is not None:
+            _insert_after(config["nav"], after, {title: page})
+    return config
+
+
+def on_pre_build(config) -> None:  # noqa: ARG001 (mkdocs' signature)
+    """``mkdocs serve`` rebuilds in one process: forget sources parsed for the previous build."""
+    for cached in (_dict_entry_sources, derivative_of, _callers):
+        cached.cache_clear()

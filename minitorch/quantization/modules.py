@@ -1,0 +1,234 @@
+"""Modules of the quantization flow: FakeQuantize, the stubs, QAT Linear and the int8 Linear.
+
+Eager-mode QAT as in ``torch.ao.quantization``: ``QuantStub``/``DeQuantStub`` mark where the quantized part
+of a model starts and ends; ``prepare_qat`` swaps ``nn.Linear`` for ``qat.Linear`` (weights pass through a
+FakeQuantize) and adds a FakeQuantize after each observed module; ``convert`` turns them into ``Quantize``,
+``quantized.Linear`` (int8 weights, int32 accumulation) and ``DeQuantize``.
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from ..creation import tensor
+from ..nn import functional as F
+from ..nn.modules.linear import Linear as FloatLinear
+from ..nn.modules.module import Module
+from ..tensor import Tensor
+from .fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
+from .kernels import quantized_linear
+from .observer import MovingAverageMinMaxObserver, _PartialWrapper
+from .qtensor import QTensor, per_channel_affine, per_channel_symmetric
+from .quantize import quantize_per_channel, quantize_per_tensor
+
+
+class FakeQuantize(Module):
+    """Observe (``observer_enabled``), then fake-quantize (``fake_quant_enabled``) with the observed qparams."""
+
+    def __init__(self, observer=MovingAverageMinMaxObserver, quant_min=None, quant_max=None, **observer_kwargs):
+        super().__init__()
+        if quant_min is not None and quant_max is not None:
+            observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
+        self.activation_post_process = observer(**observer_kwargs)
+        self.quant_min = self.activation_post_process.quant_min
+        self.quant_max = self.activation_post_process.quant_max
+        self.dtype = self.activation_post_process.dtype
+        self.qscheme = self.activation_post_process.qscheme
+        self.ch_axis = getattr(self.activation_post_process, "ch_axis", -1)
+        self.is_per_channel = self.qscheme in (per_channel_affine, per_channel_symmetric)
+        self.register_buffer("fake_quant_enabled", tensor([1], dtype=_dtype.uint8))
+        self.register_buffer("observer_enabled", tensor([1], dtype=_dtype.uint8))
+        self.register_buffer("scale", tensor([1.0]))
+        self.register_buffer("zero_point", tensor([0], dtype=_dtype.int32))
+
+    @classmethod
+    def with_args(cls, **kwargs) -> _PartialWrapper:
+        from functools import partial
+
+        return _PartialWrapper(partial(cls, **kwargs))
+
+    def enable_fake_quant(self, enabled: bool = True) -> FakeQuantize:
+        self.fake_quant_enabled[0] = 1 if enabled else 0
+        return self
+
+    def disable_fake_quant(self) -> FakeQuantize:
+        return self.enable_fake_quant(False)
+
+    def enable_observer(self, enabled: bool = True) -> FakeQuantize:
+        self.observer_enabled[0] = 1 if enabled else 0
+        return self
+
+    def disable_observer(self) -> FakeQuantize:
+        return self.enable_observer(False)
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        return self.activation_post_process.calculate_qparams()
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.observer_enabled[0].item() == 1:
+            self.activation_post_process(x.detach())
+            scale, zero_point = self.calculate_qparams()
+            if self.scale.shape != scale.shape:
+                self.scale, self.zero_point = scale.clone(), zero_point.to(_dtype.int32)
+            else:
+                self.scale.copy_(scale)
+                self.zero_point.copy_(zero_point)
+        if self.fake_quant_enabled[0].item() == 1:
+            if self.is_per_channel:
+                return fake_quantize_per_channel_affine(
+                    x, self.scale, self.zero_point, self.ch_axis, self.quant_min, self.quant_max
+                )
+            return fake_quantize_per_tensor_affine(
+                x, self.scale.item(), int(self.zero_point.item()), self.quant_min, self.quant_max
+            )
+        return x
+
+    def extra_repr(self) -> str:
+        return (f"fake_quant_enabled={self.fake_quant_enabled.tolist()}, observer_enabled="
+                f"{self.observer_enabled.tolist()}, quant_min={self.quant_min}, quant_max={self.quant_max}, "
+                f"dtype={self.dtype}, qscheme={self.qscheme}, ch_axis={self.ch_axis}")
+
+
+class QuantStub(Module):
+    """Marks where float values enter the quantized part; becomes ``Quantize`` after ``convert``."""
+
+    def __init__(self, qconfig=None):
+        super().__init__()
+        if qconfig is not None:
+            self.qconfig = qconfig
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class DeQuantStub(Module):
+    """Marks where quantized values leave; becomes ``DeQuantize`` after ``convert``."""
+
+    def __init__(self, qconfig=None):
+        super().__init__()
+        if qconfig is not None:
+            self.qconfig = qconfig
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class Quantize(Module):
+    """Float -> quantized with a fixed scale and zero point."""
+
+    def __init__(self, scale: float, zero_point: int, dtype=_dtype.quint8):
+        super().__init__()
+        self.scale, self.zero_point, self.dtype = float(scale), int(zero_point), dtype
+
+    def forward(self, x: Tensor) -> QTensor:
+        return quantize_per_tensor(x, self.scale, self.zero_point, self.dtype)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Quantize:
+        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        return cls(scale.item(), int(zero_point.item()), mod.activation_post_process.dtype)
+
+    def extra_repr(self) -> str:
+        return f"scale=tensor([{self.scale:.4f}]), zero_point=tensor([{self.zero_point}]), dtype={self.dtype}"
+
+
+class DeQuantize(Module):
+    """Quantized -> float32."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.dequantize()
+
+    @classmethod
+    def from_float(cls, mod: Module) -> DeQuantize:
+        return cls()
+
+
+class QATLinear(FloatLinear):
+    """``nn.Linear`` whose weight passes through ``weight_fake_quant`` (``torch.ao.nn.qat.Linear``)."""
+
+    _FLOAT_MODULE = FloatLinear
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, qconfig=None, device=None,
+                 dtype=None) -> None:
+        super().__init__(in_features, out_features, bias, device=device, dtype=dtype)
+        if qconfig is None:
+            raise ValueError("qconfig must be provided for QAT module")
+        self.qconfig = qconfig
+        self.weight_fake_quant = qconfig.weight()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight_fake_quant(self.weight), self.bias)
+
+    @classmethod
+    def from_float(cls, mod: FloatLinear) -> QATLinear:
+        qat = cls(mod.in_features, mod.out_features, mod.bias is not None, qconfig=mod.qconfig)
+        qat.weight = mod.weight
+        qat.bias = mod.bias
+        return qat
+
+    def _get_name(self) -> str:
+        return "Linear"
+
+
+class QuantizedLinear(Module):
+    """int8 Linear: quantized input (quint8) x int8 weight (per channel) -> int32 -> requantized output."""
+
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True, dtype=_dtype.qint8) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.scale, self.zero_point = 1.0, 0
+        from ..creation import zeros
+
+        weight = quantize_per_tensor(zeros(out_features, in_features), 1.0, 0, dtype)
+        self.register_buffer("_weight", weight)
+        self.register_buffer("bias", zeros(out_features) if bias_ else None)
+
+    def weight(self) -> QTensor:
+        return self._weight
+
+    def set_weight_bias(self, weight: QTensor, bias: Tensor | None) -> None:
+        self._weight = weight
+        self.bias = None if bias is None else bias.detach().clone()
+
+    def forward(self, x: QTensor) -> QTensor:
+        return quantized_linear(x, self._weight, self.bias, self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> QuantizedLinear:
+        """From a ``qat.Linear`` (or an observed ``nn.Linear``): weight quantized with its fake-quant's
+        qparams, output qparams from its ``activation_post_process``."""
+        weight_post_process = getattr(mod, "weight_fake_quant", None)
+        if weight_post_process is None:
+            weight_post_process = mod.qconfig.weight()
+        weight_post_process(mod.weight.detach())
+        w_scale, w_zero_point = weight_post_process.calculate_qparams()
+        weight = mod.weight.detach().float()
+        if weight_post_process.qscheme in (per_channel_affine, per_channel_symmetric):
+            qweight = quantize_per_channel(weight, w_scale.double(), w_zero_point.long(), 0, weight_post_process.dtype)
+        else:
+            qweight = quantize_per_tensor(weight, w_scale.item(), int(w_zero_point.item()), weight_post_process.dtype)
+        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        qlinear = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        qlinear.set_weight_bias(qweight, mod.bias)
+        qlinear.scale, qlinear.zero_point = scale.item(), int(zero_point.item())
+        return qlinear
+
+    def _get_name(self) -> str:
+        return "QuantizedLinear"
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
+                f"zero_point={self.zero_point}, qscheme={self._weight.qscheme()}")
+
+
+class QuantizedReLU(Module):
+    """ReLU of a quantized tensor (keeps its scale and zero point)."""
+
+    def forward(self, x: QTensor) -> QTensor:
+        return F.relu(x)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> QuantizedReLU:
+        return cls()
+
+    def _get_name(self) -> str:
+        return "QuantizedReLU"

@@ -1,0 +1,515 @@
+"""Pictures for notebooks: the autograd graph behind a tensor, and how a view maps onto its storage.
+
+Both return a :class:`Drawing`, which Jupyter shows inline through ``_repr_svg_``. minitorch writes the
+SVG itself (a small layered layout), so no Graphviz or other system package is needed; graph drawings
+also offer ``to_dot()`` for people who have Graphviz. Output is deterministic: the same graph gives
+the same text, so drawings can be compared in tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+from .autograd.graph import AccumulateGrad, Node, SavedTensor
+from .tensor import Tensor
+
+__all__ = ["Drawing", "GraphDrawing", "draw_graph", "draw_storage", "to_dot"]
+
+CHAR_WIDTH, LINE_HEIGHT, PAD = 7.2, 15, 6  # 12px monospace text
+ROW_GAP, COLUMN_GAP, MARGIN = 44, 20, 12
+FONT = 'font-family="monospace" font-size="12"'
+# kind -> (fill, stroke): the colours say what a box is, the same in SVG and DOT
+STYLES = {
+    "root": ("#c8e6c9", "#2e7d32"),  # the tensor(s) you asked to draw
+    "leaf": ("#bbdefb", "#1565c0"),  # leaves that require grad (their AccumulateGrad)
+    "op": ("#eeeeee", "#616161"),  # grad_fn nodes of the forward graph
+    "backward": ("#f3e5f5", "#6a1b9a"),  # nodes that only the create_graph backward graph has
+    "grad": ("#e1bee7", "#6a1b9a"),  # a leaf's .grad that has its own graph (create_graph=True)
+    "saved": ("#ffe0b2", "#ef6c00"),  # tensors a node saved for backward
+    "stale": ("#ffcdd2", "#c62828"),  # saved tensors modified in place since: backward will raise
+}
+
+
+class Drawing:
+    """An SVG picture: shown inline by Jupyter, saved with ``save(path)``, raw text in ``.svg``."""
+
+    def __init__(self, svg: str):
+        self.svg = svg
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def save(self, path: str | Path) -> Path:
+        """Write the SVG to ``path`` (a ``.svg`` file any browser opens) and return the path."""
+        path = Path(path)
+        path.write_text(self.svg, encoding="utf-8")
+        return path
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {len(self.svg)} characters of SVG>"
+
+
+class GraphDrawing(Drawing):
+    """A drawn autograd graph; ``to_dot()`` gives the same graph as Graphviz DOT text."""
+
+    def __init__(self, svg: str, dot: str):
+        super().__init__(svg)
+        self._dot = dot
+
+    def to_dot(self) -> str:
+        return self._dot
+
+
+# ------------------------------------------------------------------------------------------------
+# labels
+
+
+def _shape(t: Tensor) -> str:
+    return "(" + ", ".join(str(n) for n in t.shape) + ("," if len(t.shape) == 1 else "") + ")"
+
+
+def _dtype(t: Tensor) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def _format(value) -> str:
+    if isinstance(value, float):
+        text = f"{value:.4g}"
+        return text if any(c in text for c in ".ein") else text + "."  # 2. as PyTorch prints floats
+    return str(value)
+
+
+def _values(t: Tensor, limit: int = 4) -> str | None:
+    """The values of a small tensor on one short line (None when too big or without data)."""
+    if t.numel() > limit or t.device.type == "meta":
+        return None
+    flat = t.detach().reshape(-1).tolist()
+    return "[" + ", ".join(_format(v) for v in flat) + "]"
+
+
+def _describe(t: Tensor) -> str:
+    return f"{_shape(t)} {_dtype(t)}"
+
+
+# ------------------------------------------------------------------------------------------------
+# the graph: boxes and edges, collected from grad_fn / next_functions
+
+
+class _Box:
+    __slots__ = ("lines", "kind", "row", "x", "y", "width", "height")
+
+    def __init__(self, lines: list[str], kind: str):
+        self.lines, self.kind = lines, kind
+        self.row, self.x, self.y = 0, 0.0, 0.0
+        self.width = max(len(line) for line in lines) * CHAR_WIDTH + 2 * PAD
+        self.height = len(lines) * LINE_HEIGHT + 2 * PAD
+
+
+class _Graph:
+    """Boxes and edges ``(source, target, dashed, label)``; an edge points the way data flows forward."""
+
+    def __init__(self, names: dict[int, str], show_saved: bool, show_backward: bool):
+        self.boxes: list[_Box] = []
+        self.edges: list[tuple[int, int, bool, str]] = []
+        self.names, self.show_saved, self.show_backward = names, show_saved, show_backward
+        self.node_box: dict[int, int] = {}  # id(Node) or id(leaf Tensor) -> box index
+        self.keep: list = []  # holds the nodes whose ids are keys above, so no id is reused
+        self.connected: set[int] = set()  # nodes whose input edges are drawn
+        self.pending: list[tuple[Tensor, Tensor]] = []  # (leaf, its .grad that has a graph)
+
+    def add(self, lines: list[str], kind: str) -> int:
+        self.boxes.append(_Box(lines, kind))
+        return len(self.boxes) - 1
+
+    def add_root(self, tensor: Tensor, kind: str = "root", title: str | None = None) -> None:
+        node = tensor.grad_fn
+        if node is None and tensor.requires_grad:
+            self.node_box.setdefault(id(tensor), self._leaf_box(tensor, "root"))
+            return
+        lines = [title or self.names.get(id(tensor), "output"), _describe(tensor)]
+        if node is None:
+            lines.append("no grad_fn (not recorded)")
+        root = self.add(lines, kind)
+        if node is not None:
+            self.edges.append((self.visit(node, "op" if kind == "root" else "backward"), root, False, ""))
+
+    def visit(self, start: Node, kind: str) -> int:
+        """Box for ``start`` and everything it reaches, walked iteratively (graphs can be deep)."""
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            if id(node) in self.node_box:
+                continue
+            self._node_box(node, kind)
+            for child, _ in reversed(node.next_functions):  # first input is visited first
+                if child is not None and id(child) not in self.node_box:
+                    stack.append(child)
+        self._connect()
+        return self.node_box[id(start)]
+
+    def _node_box(self, node: Node, kind: str) -> int:
+        self.keep.append(node)
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            index = self.node_box[id(leaf)] if id(leaf) in self.node_box else self._leaf_box(leaf)
+            self.node_box[id(node)] = index
+            return index
+        lines = [node.name()]
+        inner = getattr(node, "fn", None)
+        if isinstance(inner, Node):  # CopySlices: the in-place op it applies to the written region
+            lines.append(f"region op: {inner.name()}")
+        index = self.node_box[id(node)] = self.add(lines, kind)
+        if self.show_saved:
+            self._saved_boxes(node, inner if isinstance(inner, Node) else None, index)
+        return index
+
+    def _leaf_box(self, tensor: Tensor, kind: str = "leaf") -> int:
+        lines = [self.names.get(id(tensor), "leaf"), _describe(tensor), "requires_grad=True"]
+        grad = tensor.grad
+        if grad is None:
+            lines.append("grad: None")
+        else:
+            lines.append("grad: " + (_values(grad) or _describe(grad)))
+        index = self.add(lines, kind)
+        self.node_box[id(tensor)] = index
+        self.keep.append(tensor)
+        if self.show_backward and grad is not None and grad.grad_fn is not None:
+            self.pending.append((tensor, grad))
+        return index
+
+    def _saved_boxes(self, node: Node, inner: Node | None, index: int) -> None:
+        saved = node._saved if inner is None else inner._saved
+        if saved is None:
+            self.edges.append((self.add(["saved tensors freed", "(backward already ran)"], "saved"), index, True, ""))
+            return
+        for entry in saved:
+            if type(entry) is not SavedTensor:
+                continue
+            tensor = entry.tensor
+            title = "saved result" if entry.output_nr is not None else self.names.get(id(tensor), "saved")
+            lines = [f"{title} {_describe(tensor)}", f"saved at version {entry.version}"]
+            current = tensor._storage.version
+            if current != entry.version:
+                lines.append(f"now version {current}: stale")
+            kind = "stale" if current != entry.version else "saved"
+            self.edges.append((self.add(lines, kind), index, True, ""))
+
+    def _connect(self) -> None:
+        """The edges between node boxes (after all boxes exist; each edge is added once)."""
+        for node in self.keep:
+            if not isinstance(node, Node) or isinstance(node, AccumulateGrad) or id(node) in self.connected:
+                continue
+            self.connected.add(id(node))
+            for child, output_nr in node.next_functions:
+                if child is not None:
+                    label = f"out {output_nr}" if child._n_outputs > 1 else ""
+                    self.edges.append((self.node_box[id(child)], self.node_box[id(node)], False, label))
+
+
+def _collect(roots: Sequence[Tensor], names: dict[int, str], show_saved: bool, show_backward: bool) -> _Graph:
+    graph = _Graph(names, show_saved, show_backward)
+    for tensor in roots:
+        graph.add_root(tensor)
+    seen = set()
+    while graph.pending:  # gradients built with create_graph=True have graphs of their own
+        leaf, grad = graph.pending.pop(0)
+        if id(grad) not in seen:
+            seen.add(id(grad))
+            title = names.get(id(leaf), "leaf") + ".grad"
+            graph.add_root(grad, "grad", title)
+    return graph
+
+
+# ------------------------------------------------------------------------------------------------
+# layout: longest-path layering, sources pulled down to their consumers, barycentric ordering
+
+
+def _layout(graph: _Graph) -> tuple[list[list[int]], float, float]:
+    boxes, n = graph.boxes, len(graph.boxes)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for source, target, _, _ in graph.edges:
+        preds[target].append(source)
+        succs[source].append(target)
+    order = _topological(preds, succs)
+    for i in order:
+        boxes[i].row = max((boxes[p].row + 1 for p in preds[i]), default=0)
+    for i in order:  # a source sits right above its first consumer, not in the top row
+        if not preds[i] and succs[i]:
+            boxes[i].row = min(boxes[s].row for s in succs[i]) - 1
+    rows: list[list[int]] = [[] for _ in range(max((b.row for b in boxes), default=0) + 1)]
+    for i in range(n):
+        rows[boxes[i].row].append(i)
+    for row in rows:
+        _pack(boxes, row)
+    for _ in range(4):  # sweeps down then up: order each row by the mean x of its neighbours
+        for row, neighbours in [(r, preds) for r in rows[1:]] + [(r, succs) for r in reversed(rows[:-1])]:
+            centre = {i: _mean([boxes[j].x for j in neighbours[i]], boxes[i].x) for i in row}
+            row.sort(key=lambda i: centre[i])
+            _pack(boxes, row)
+    for row in rows[1:]:  # final x: as close to the inputs' mean as the row's spacing allows
+        _place(boxes, row, [_mean([boxes[j].x for j in preds[i] or succs[i]], boxes[i].x) for i in row])
+    left = min(b.x - b.width / 2 for b in boxes)
+    y = MARGIN
+    for row in rows:
+        height = max(boxes[i].height for i in row) if row else 0
+        for i in row:
+            boxes[i].x += MARGIN - left
+            boxes[i].y = y + (height - boxes[i].height) / 2
+        y += height + ROW_GAP
+    width = max(b.x + b.width / 2 for b in boxes) + MARGIN
+    return rows, width, y - ROW_GAP + MARGIN
+
+
+def _topological(preds: list[list[int]], succs: list[list[int]]) -> list[int]:
+    waiting = [len(p) for p in preds]
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    order = []
+    while ready:
+        i = ready.pop(0)
+        order.append(i)
+        for s in succs[i]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                ready.append(s)
+    return order
+
+
+def _mean(values: list[float], default: float) -> float:
+    return sum(values) / len(values) if values else default
+
+
+def _pack(boxes: list[_Box], row: list[int]) -> None:
+    """Lay a row out left to right, centred on x = 0."""
+    total = sum(boxes[i].width for i in row) + COLUMN_GAP * (len(row) - 1)
+    x = -total / 2
+    for i in row:
+        boxes[i].x = x + boxes[i].width / 2
+        x += boxes[i].width + COLUMN_GAP
+
+
+def _place(boxes: list[_Box], row: list[int], wanted: list[float]) -> None:
+    """Put each box near its wanted x without overlaps: the mean of a left-to-right pass that pushes
+    boxes right and a right-to-left pass that pushes them left (both keep the spacing, so the mean does)."""
+    gaps = [COLUMN_GAP + (boxes[i].width + boxes[j].width) / 2 for i, j in zip(row, row[1:])]
+    right, left = list(wanted), list(wanted)
+    for k in range(1, len(row)):
+        right[k] = max(right[k], right[k - 1] + gaps[k - 1])
+    for k in range(len(row) - 2, -1, -1):
+        left[k] = min(left[k], left[k + 1] - gaps[k])
+    for i, a, b in zip(row, right, left):
+        boxes[i].x = (a + b) / 2
+
+
+# ------------------------------------------------------------------------------------------------
+# output: SVG and DOT
+
+
+def _svg_document(width: float, height: float, body: list[str]) -> str:
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" {FONT}>'
+        '<defs><marker id="minitorch-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>'
+        f'<rect width="{width:.0f}" height="{height:.0f}" fill="white"/>'
+    )
+    return "\n".join([head, *body, "</svg>"])
+
+
+def _text(x: float, y: float, text: str, extra: str = "") -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" {extra}>{escape(text)}</text>'
+
+
+def _graph_svg(graph: _Graph) -> str:
+    rows, width, height = _layout(graph)
+    body = []
+    for source, target, dashed, label in graph.edges:
+        a, b = graph.boxes[source], graph.boxes[target]
+        x1, y1, x2, y2 = a.x, a.y + a.height, b.x, b.y
+        bend = max((y2 - y1) / 2, 20)
+        style = ' stroke-dasharray="4 3"' if dashed else ""
+        body.append(
+            f'<path d="M {x1:.1f} {y1:.1f} C {x1:.1f} {y1 + bend:.1f} {x2:.1f} {y2 - bend:.1f} {x2:.1f} {y2:.1f}" '
+            f'fill="none" stroke="#555"{style} marker-end="url(#minitorch-arrow)"/>'
+        )
+        if label:
+            body.append(_text((x1 + x2) / 2 + 4, (y1 + y2) / 2, label, 'font-size="10" fill="#555"'))
+    for box in graph.boxes:
+        fill, stroke = STYLES[box.kind]
+        left = box.x - box.width / 2
+        body.append(
+            f'<g class="{box.kind}"><rect x="{left:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
+            f'height="{box.height:.1f}" rx="5" fill="{fill}" stroke="{stroke}"/>'
+        )
+        for k, line in enumerate(box.lines):
+            weight = ' font-weight="bold"' if k == 0 else ""
+            body.append(_text(box.x, box.y + PAD + (k + 0.8) * LINE_HEIGHT, line, weight))
+        body.append("</g>")
+    return _svg_document(width, height, body)
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _graph_dot(graph: _Graph) -> str:
+    lines = [
+        "digraph autograd {",
+        '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=11];',
+        '  edge [color="#555555"];',
+    ]
+    for i, box in enumerate(graph.boxes):
+        fill, stroke = STYLES[box.kind]
+        label = _dot_quote("\n".join(box.lines)).replace("\n", "\\n")
+        lines.append(f'  n{i} [label={label}, fillcolor="{fill}", color="{stroke}"];')
+    for source, target, dashed, label in graph.edges:
+        attrs = (["style=dashed"] if dashed else []) + ([f"label={_dot_quote(label)}"] if label else [])
+        lines.append(f"  n{source} -> n{target}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _roots_and_names(tensor, names) -> tuple[list[Tensor], dict[int, str]]:
+    roots = [tensor] if isinstance(tensor, Tensor) else list(tensor)
+    for t in roots:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"draw_graph(): expected a Tensor or a sequence of Tensors, got {type(t).__name__}")
+    return roots, {id(t): name for name, t in (names or {}).items()}
+
+
+def draw_graph(
+    tensor: Tensor | Sequence[Tensor],
+    show_backward: bool = True,
+    show_saved: bool = True,
+    names: dict[str, Tensor] | None = None,
+) -> GraphDrawing:
+    """Draw the autograd graph behind ``tensor`` (or several tensors), as torchviz's ``make_dot`` does.
+
+    Boxes: the tensor itself (green), the ``grad_fn`` nodes it reaches (grey), the leaves with their
+    shapes and ``.grad`` (blue), and with ``show_saved`` the tensors each node saved for backward with
+    the version they were saved at (orange; red when an in-place write has made them stale, so
+    backward would raise). Arrows point the way values flow forward; gradients flow against them.
+    With ``show_backward``, a leaf ``.grad`` that has a graph of its own (``backward(create_graph=True)``)
+    is drawn too (purple). ``names`` labels leaves and roots: ``names={"x": x, "w": w}``.
+    """
+    roots, labels = _roots_and_names(tensor, names)
+    graph = _collect(roots, labels, show_saved, show_backward)
+    return GraphDrawing(_graph_svg(graph), _graph_dot(graph))
+
+
+def to_dot(
+    tensor: Tensor | Sequence[Tensor], show_saved: bool = True, names: dict[str, Tensor] | None = None
+) -> str:
+    """The autograd graph behind ``tensor`` as Graphviz DOT text (``dot -Tsvg`` renders it)."""
+    roots, labels = _roots_and_names(tensor, names)
+    return _graph_dot(_collect(roots, labels, show_saved, True))
+
+
+# ------------------------------------------------------------------------------------------------
+# storage pictures
+
+CELL_WIDTH, CELL_HEIGHT, MAX_CELLS = 54, 30, 64
+VIEW_COLOURS = ["#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#c62828"]
+
+
+def draw_storage(tensor: Tensor, *views: Tensor, names: Sequence[str] | None = None) -> Drawing:
+    """Draw a tensor's storage as a strip of cells and where each element of the view lives in it.
+
+    Element ``[i, j, ...]`` of a view is ``storage[offset + i * stride[0] + j * stride[1] + ...]``; the
+    picture draws that sum as a line from each element to its cell. Pass more ``views`` of the same
+    storage (``t.t()``, ``t[:, 1]``, ...) to see them side by side on one strip.
+    """
+    tensors = [tensor, *views]
+    names = list(names) if names is not None else ["tensor"] + [f"view {k}" for k in range(1, len(tensors))]
+    if len(names) != len(tensors):
+        raise ValueError(f"draw_storage(): got {len(tensors)} tensors but {len(names)} names")
+    for name, t in zip(names, tensors):
+        if not isinstance(t, Tensor) or str(t.layout) != "torch.strided":
+            raise TypeError(f"draw_storage(): {name} must be a strided Tensor, got {getattr(t, 'layout', type(t))}")
+        if t._storage is not tensor._storage:
+            raise ValueError(f"draw_storage(): {name} does not share storage with {names[0]} (it is a copy); "
+                             "draw it separately")
+        if t.numel() > MAX_CELLS:
+            raise ValueError(f"draw_storage(): {name} has {t.numel()} elements; at most {MAX_CELLS} are drawn")
+    storage = tensor._storage
+    if len(storage) > MAX_CELLS:
+        raise ValueError(f"draw_storage(): the storage has {len(storage)} elements; at most {MAX_CELLS} are drawn")
+    values = [""] * len(storage) if storage.device.type == "meta" else [_format(v) for v in tensor.storage().tolist()]
+    body, y = [], MARGIN
+    body.append(f'<text x="{MARGIN}" y="{y + 12}" font-weight="bold">{escape(_storage_title(tensor))}</text>')
+    y += 2 * LINE_HEIGHT + 4
+    strip_top = y + 12
+    grids, below = [], strip_top + CELL_HEIGHT + 2 * ROW_GAP
+    for k, (name, t) in enumerate(zip(names, tensors)):
+        colour = VIEW_COLOURS[k % len(VIEW_COLOURS)]
+        grid, below = _view_cells(t, name, colour, below)
+        grids.append((colour, grid))
+    body += _strip(values, strip_top, [(c, {cell[4] for cell in grid}) for c, grid in grids])
+    for colour, grid in grids:  # lines first, so the cells are drawn over them
+        for x, gy, _, _, index in grid:
+            body.append(
+                f'<line x1="{MARGIN + (index + 0.5) * CELL_WIDTH:.1f}" y1="{strip_top + CELL_HEIGHT}" '
+                f'x2="{x + CELL_WIDTH / 2:.1f}" y2="{gy}" stroke="{colour}" stroke-opacity="0.35"/>'
+            )
+    for (colour, grid), name, t in zip(grids, names, tensors):
+        top = min(gy for _, gy, _, _, _ in grid)
+        body.append(f'<text x="{MARGIN}" y="{top - 2 * LINE_HEIGHT + 2}" fill="{colour}" font-weight="bold">'
+                    f"{escape(_view_title(name, t))}</text>")
+        body.append(f'<text x="{MARGIN}" y="{top - LINE_HEIGHT + 4}" fill="{colour}">{escape(_formula(t))}</text>')
+        for x, gy, _, position, index in grid:
+            body.append(f'<rect x="{x}" y="{gy}" width="{CELL_WIDTH}" height="{CELL_HEIGHT}" fill="white" '
+                        f'stroke="{colour}"/>')
+            body.append(_text(x + CELL_WIDTH / 2, gy + 13, values[index] if values[0:1] != [""] else "?"))
+            body.append(_text(x + CELL_WIDTH / 2, gy + 25, f"{position}->{index}", 'font-size="9" fill="#777"'))
+    columns = max([len(values)] + [max((cell[0] for cell in g), default=0) // CELL_WIDTH + 1 for _, g in grids])
+    width = max(2 * MARGIN + columns * CELL_WIDTH, 2 * MARGIN + CHAR_WIDTH * 60)
+    return Drawing(_svg_document(width, below - ROW_GAP + MARGIN, body))
+
+
+def _storage_title(t: Tensor) -> str:
+    return f"storage: {len(t._storage)} x {_dtype(t)} on {t.device}, version {t._storage.version}"
+
+
+def _view_title(name: str, t: Tensor) -> str:
+    size = tuple(t.shape)
+    return f"{name}: size {size}  stride {t.stride()}  offset {t.storage_offset()}  contiguous={t.is_contiguous()}"
+
+
+def _formula(t: Tensor) -> str:
+    letters = "ijklmnop"[: t.dim()]
+    terms = [str(t.storage_offset())] + [f"{letter}*{s}" for letter, s in zip(letters, t.stride())]
+    return f"[{', '.join(letters)}] -> storage[{' + '.join(terms)}]"
+
+
+def _view_cells(t: Tensor, name: str, colour: str, top: float) -> tuple[list, float]:
+    """Grid cells ``(x, y, name, position label, storage index)``: last dim across, the rest down."""
+    shape, stride, offset = tuple(t.shape), t.stride(), t.storage_offset()
+    columns = shape[-1] if shape else 1
+    top += 2 * LINE_HEIGHT
+    cells = []
+    for number, position in enumerate(itertools.product(*(range(n) for n in shape))):
+        index = offset + sum(i * s for i, s in zip(position, stride))
+        row, column = divmod(number, columns) if columns else (0, 0)
+        label = ",".join(str(i) for i in position) or "()"
+        cells.append((MARGIN + column * CELL_WIDTH, top + row * (CELL_HEIGHT + 6), name, label, index))
+    rows = -(-len(cells) // columns) if columns else 0
+    return cells, top + max(rows, 1) * (CELL_HEIGHT + 6) + ROW_GAP
+
+
+def _strip(values: list[str], top: float, used: list[tuple[str, set[int]]]) -> list[str]:
+    """The storage cells with their indices above, and a coloured tick under each cell a view uses."""
+    body = []
+    for index, value in enumerate(values):
+        x = MARGIN + index * CELL_WIDTH
+        body.append(_text(x + CELL_WIDTH / 2, top - 4, str(index), 'font-size="10" fill="#777"'))
+        body.append(f'<rect x="{x}" y="{top}" width="{CELL_WIDTH}" height="{CELL_HEIGHT}" fill="#fafafa" '
+                    'stroke="#333"/>')
+        body.append(_text(x + CELL_WIDTH / 2, top + 19, value or "?"))
+        for k, (colour, indices) in enumerate(used):
+            if index in indices:
+                body.append(f'<rect x="{x + 3}" y="{top + CELL_HEIGHT + 2 + 4 * k}" width="{CELL_WIDTH - 6}" '
+                            f'height="3" fill="{colour}"/>')
+    return body
