@@ -173,3 +173,19 @@ def test_sp9_optimizer_errors(device):
     sparse_param = torch.tensor([[1.0, 2]], device=device).to_sparse()
     with pytest.raises(ValueError, match=r"Sparse params at indices \[\[0, 0\]\]: SparseAdam requires dense"):
         optim.SparseAdam([sparse_param])
+
+
+def test_example_sparse_embeddings_smoke(capsys):
+    """examples/sparse_embeddings.py trains with sparse gradients; they use far less memory than dense."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "sparse_embeddings.py"
+    spec = importlib.util.spec_from_file_location("sparse_embeddings_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = module.main(["--steps", "12", "--batch-size", "32"])
+    sparse, dense = results["sparse"], results["dense"]
+    assert sparse["losses"][-1] < sparse["losses"][0]
+    assert sparse["grad_bytes"] * 10 < dense["grad_bytes"]
+    assert "less memory" in capsys.readouterr().out
