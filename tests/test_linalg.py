@@ -59,7 +59,7 @@ def positive_definite(a):
 @given(st.integers(1, 4), st.sampled_from([(), (2,)]), st.integers(1, 3), st.data())
 def test_solve_inv_det_on_drawn_layouts(n, batch, k, data):
     noise = data.draw(tensors(batch + (n, n), min_value=-1, max_value=1))
-    A = (noise + n * torch.eye(n, dtype=torch.float64)).detach()  # diagonally dominant: invertible
+    A = (noise + (n + 1) * torch.eye(n, dtype=torch.float64)).detach()  # strictly diagonally dominant: invertible
     A = data.draw(st.sampled_from([A, A.mT.contiguous().mT])).requires_grad_()
     B = data.draw(tensors(batch + (n, k), requires_grad=True))
     np.testing.assert_allclose(arr(linalg.solve(A, B)), np.linalg.solve(arr(A), arr(B)), atol=1e-10)
