@@ -7,11 +7,7 @@ import numpy as np
 
 import minitorch
 
-
-class Case:
-    unit = "ms"
-    scale = 1e3  # seconds -> unit
-    torch = None
+from .base import Case
 
 
 class Overhead(Case):
@@ -20,7 +16,7 @@ class Overhead(Case):
     unit = "us/op"
     scale = 1e6 / 100
 
-    def __init__(self, device):
+    def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
         a, b = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
         self.x = minitorch.tensor(a, device=device, requires_grad=True)
@@ -32,8 +28,11 @@ class Overhead(Case):
         z = x
         for _ in range(20):  # 5 ops per round
             z = ((z + y) * x - y).tanh().exp()
-        z.sum().backward()
+        loss = z.sum()
+        loss.backward()
+        grads = x.grad, y.grad
         x.grad = y.grad = None
+        return loss, grads
 
     def numpy(self):
         x, y = self.a, self.b
@@ -46,6 +45,7 @@ class Overhead(Case):
             e = np.exp(t)
             zs.append((s, m, d, t, e))
             zs.append(e)
+        loss = zs[-1].sum()
         g = np.ones_like(x)
         gx = np.zeros_like(x)
         gy = np.zeros_like(y)
@@ -58,13 +58,15 @@ class Overhead(Case):
             g = g * x
             gy += g
         gx += g
+        return loss, (gx, gy)
 
 
 class ViewsInplace(Case):
     """x (1000, 1000) requires grad; y = x * 1; y[:, ::2].mul_(2); y.t()[10:20].add_(1); y.sum().backward()."""
 
-    def __init__(self, device):
-        data = np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32)
+    def __init__(self, device, small: bool = False):
+        n = 24 if small else 1000
+        data = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
         self.x = minitorch.tensor(data, device=device, requires_grad=True)
         self.data = data
 
@@ -72,59 +74,71 @@ class ViewsInplace(Case):
         y = self.x * 1
         y[:, ::2].mul_(2)
         y.t()[10:20].add_(1)
-        y.sum().backward()
-        self.x.grad = None
+        loss = y.sum()
+        loss.backward()
+        grad, self.x.grad = self.x.grad, None
+        return loss, (grad,)
 
     def numpy(self):
         y = self.data * 1
         y[:, ::2] *= 2
         y.T[10:20] += 1
-        y.sum()
+        loss = y.sum()
         g = np.ones_like(y)
         g[:, ::2] *= 2
-        g * 1
+        return loss, (g * 1,)
 
 
 class ElementwiseBig(Case):
     """x, y of 4M elements requiring grad; (x * y + x).tanh().sum(); backward."""
 
-    def __init__(self, device):
+    peak_memory = True
+
+    def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
-        self.a = rng.standard_normal(4_000_000).astype(np.float32)
-        self.b = rng.standard_normal(4_000_000).astype(np.float32)
+        n = 50 if small else 4_000_000
+        self.a = rng.standard_normal(n).astype(np.float32)
+        self.b = rng.standard_normal(n).astype(np.float32)
         self.x = minitorch.tensor(self.a, device=device, requires_grad=True)
         self.y = minitorch.tensor(self.b, device=device, requires_grad=True)
 
     def minitorch(self):
-        (self.x * self.y + self.x).tanh().sum().backward()
+        loss = (self.x * self.y + self.x).tanh().sum()
+        loss.backward()
+        grads = self.x.grad, self.y.grad
         self.x.grad = self.y.grad = None
+        return loss, grads
 
     def numpy(self):
         x, y = self.a, self.b
         t = np.tanh(x * y + x)
-        t.sum()
+        loss = t.sum()
         g = 1 - t * t
-        g * (y + 1), g * x
+        return loss, (g * (y + 1), g * x)
 
 
 class MatmulBig(Case):
     """1024x1024 @ 1024x1024, backward for both."""
 
-    def __init__(self, device):
+    def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
-        self.a = rng.standard_normal((1024, 1024)).astype(np.float32)
-        self.b = rng.standard_normal((1024, 1024)).astype(np.float32)
+        n = 5 if small else 1024
+        self.a = rng.standard_normal((n, n)).astype(np.float32)
+        self.b = rng.standard_normal((n, n)).astype(np.float32)
         self.x = minitorch.tensor(self.a, device=device, requires_grad=True)
         self.y = minitorch.tensor(self.b, device=device, requires_grad=True)
 
     def minitorch(self):
-        (self.x @ self.y).sum().backward()
+        loss = (self.x @ self.y).sum()
+        loss.backward()
+        grads = self.x.grad, self.y.grad
         self.x.grad = self.y.grad = None
+        return loss, grads
 
     def numpy(self):
-        (self.a @ self.b).sum()
-        g = np.ones((1024, 1024), np.float32)
-        g @ self.b.T, self.a.T @ g
+        loss = (self.a @ self.b).sum()
+        g = np.ones(self.a.shape, np.float32)
+        return loss, (g @ self.b.T, self.a.T @ g)
 
 
 CASES = {
@@ -143,13 +157,16 @@ def _log_softmax_rows(z):
 class MlpStep(Case):
     """MLP 784-512-512-10, ReLU, batch 256, cross-entropy, backward, SGD step (float32)."""
 
-    def __init__(self, device):
+    peak_memory = True
+
+    def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
-        sizes = [(784, 512), (512, 512), (512, 10)]
+        inputs, hidden, batch = (12, 8, 6) if small else (784, 512, 256)
+        sizes = [(inputs, hidden), (hidden, hidden), (hidden, 10)]
         self.weights = [(rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32) for i, o in sizes]
         self.biases = [np.zeros(o, np.float32) for _, o in sizes]
-        self.x = rng.standard_normal((256, 784)).astype(np.float32)
-        self.y = rng.integers(0, 10, 256)
+        self.x = rng.standard_normal((batch, inputs)).astype(np.float32)
+        self.y = rng.integers(0, 10, batch)
         self.params = [minitorch.tensor(a, device=device, requires_grad=True) for a in self.weights + self.biases]
         self.tx = minitorch.tensor(self.x, device=device)
         self.ty = minitorch.tensor(self.y, device=device)
@@ -162,10 +179,12 @@ class MlpStep(Case):
         h = F.relu(F.linear(h, w2, b2))
         loss = F.cross_entropy(F.linear(h, w3, b3), self.ty)
         loss.backward()
+        grads = [p.grad for p in self.params]
         with minitorch.no_grad():
             for p in self.params:
                 p.sub_(p.grad, alpha=0.01)
                 p.grad = None
+        return loss, grads
 
     def numpy(self):
         (w1, w2, w3), (b1, b2, b3), x, y = self.weights, self.biases, self.x, self.y
@@ -175,7 +194,7 @@ class MlpStep(Case):
         h2 = np.maximum(z2, 0)
         logits = h2 @ w3.T + b3
         logp = _log_softmax_rows(logits)
-        -logp[np.arange(len(y)), y].mean()
+        loss = -logp[np.arange(len(y)), y].mean()
         g = np.exp(logp)
         g[np.arange(len(y)), y] -= 1
         g /= len(y)
@@ -186,43 +205,51 @@ class MlpStep(Case):
         grads += [g.T @ x, g.sum(0)]
         for p, dp in zip((w3, b3, w2, b2, w1, b1), grads):
             p -= 0.0 * dp  # the update's cost, without drifting the reference weights
+        return loss, [grads[i] for i in (4, 2, 0, 5, 3, 1)]  # minitorch's order: w1, w2, w3, b1, b2, b3
 
 
 class ConvStep(Case):
     """conv2d 1 -> 16 channels 3x3 on a batch of 32 28x28 images, relu, mean, backward."""
 
-    def __init__(self, device):
+    def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
-        self.x = rng.standard_normal((32, 1, 28, 28)).astype(np.float32)
+        batch, side = (2, 6) if small else (32, 28)
+        self.x = rng.standard_normal((batch, 1, side, side)).astype(np.float32)
         self.w = (rng.standard_normal((16, 1, 3, 3)) / 3).astype(np.float32)
         self.tx = minitorch.tensor(self.x, device=device, requires_grad=True)
         self.tw = minitorch.tensor(self.w, device=device, requires_grad=True)
 
     def minitorch(self):
         F = minitorch.nn.functional
-        F.relu(F.conv2d(self.tx, self.tw)).mean().backward()
+        loss = F.relu(F.conv2d(self.tx, self.tw)).mean()
+        loss.backward()
+        grads = self.tx.grad, self.tw.grad
         self.tx.grad = self.tw.grad = None
+        return loss, grads
 
     def numpy(self):
         x, w = self.x, self.w
         n, _, h, wd = x.shape
-        windows = np.lib.stride_tricks.sliding_window_view(x[:, 0], (3, 3), axis=(1, 2))  # (n, 26, 26, 3, 3)
-        cols = windows.reshape(n * 26 * 26, 9)
-        out = (cols @ w.reshape(16, 9).T).reshape(n, 26, 26, 16)
+        oh, ow = h - 2, wd - 2
+        windows = np.lib.stride_tricks.sliding_window_view(x[:, 0], (3, 3), axis=(1, 2))  # (n, oh, ow, 3, 3)
+        cols = windows.reshape(n * oh * ow, 9)
+        out = (cols @ w.reshape(16, 9).T).reshape(n, oh, ow, 16)
         relu = np.maximum(out, 0)
-        relu.mean()
+        loss = relu.mean()
         g = (out > 0) / relu.size  # d mean / d relu, through relu
         g = g.astype(np.float32).reshape(-1, 16)
-        (g.T @ cols).reshape(16, 1, 3, 3)  # weight gradient
-        gcols = (g @ w.reshape(16, 9)).reshape(n, 26, 26, 3, 3)
+        gw = (g.T @ cols).reshape(16, 1, 3, 3)  # weight gradient
+        gcols = (g @ w.reshape(16, 9)).reshape(n, oh, ow, 3, 3)
         gx = np.zeros((n, h, wd), np.float32)
         for i in range(3):
             for j in range(3):
-                gx[:, i : i + 26, j : j + 26] += gcols[..., i, j]
+                gx[:, i : i + oh, j : j + ow] += gcols[..., i, j]
+        return loss, (gx[:, None], gw)
 
 
 CASES.update(mlp_step=MlpStep, conv_step=ConvStep)
 
 from .sparse_cases import SparseMm  # noqa: E402
+from .transformer_case import TransformerStep  # noqa: E402
 
-CASES["sparse_mm"] = SparseMm
+CASES.update(transformer_step=TransformerStep, sparse_mm=SparseMm)

@@ -2,9 +2,14 @@
 forward and backward in the same process, after a warm-up, several repeats, reporting medians
 and the ratio minitorch / numpy. PyTorch is added as a column when it happens to be installed.
 
-    python -m benchmarks                 # all cases, CPU
+    python -m benchmarks                 # every case but the heavy ones (sparse_mm), CPU
+    python -m benchmarks --all           # every case, sparse_mm included
     python -m benchmarks --case overhead views_inplace --repeats 7 --json out.json
     python -m benchmarks --device cuda   # CuPy versions
+
+Cases marked ``peak_memory`` (mlp_step, elementwise_big) also get a second table: the peak memory one run
+allocates, traced by ``tracemalloc`` the same way on both sides (numpy reports its buffers to it; memory that
+exists before the run, such as the weights, is not counted). CPU only: tracemalloc does not see GPU memory.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import argparse
 import json
 import statistics
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -33,6 +39,22 @@ def _median_seconds(fn, repeats: int, sync) -> float:
     return statistics.median(times)
 
 
+def _peak_mib(fn) -> float:
+    """The peak of memory allocated while ``fn`` runs once (after a warm-up run), in MiB."""
+    fn()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def default_cases() -> list[str]:
+    """What ``python -m benchmarks`` runs with no ``--case``: every case that is not ``heavy``."""
+    return [name for name, case in cases.CASES.items() if not case.heavy]
+
+
 def _torch_available():
     try:
         import torch  # noqa: F401
@@ -44,7 +66,10 @@ def _torch_available():
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--case", nargs="*", default=None, help=f"cases to run (default all: {', '.join(cases.CASES)})")
+    parser.add_argument("--case", nargs="*", default=None, choices=list(cases.CASES), metavar="CASE",
+                        help=f"cases to run (default: {', '.join(default_cases())}; also: "
+                             f"{', '.join(n for n in cases.CASES if n not in default_cases())})")
+    parser.add_argument("--all", action="store_true", help="run every case, the heavy ones included")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every column (default 1)")
     parser.add_argument("--device", default="cpu")
@@ -67,7 +92,8 @@ def main(argv=None) -> None:
     print(header)
     print("-" * len(header))
     results = []
-    for name in args.case or list(cases.CASES):
+    names = args.case or (list(cases.CASES) if args.all else default_cases())
+    for name in names:
         case = cases.CASES[name](args.device)
         mini = _median_seconds(case.minitorch, args.repeats, sync) * case.scale
         ref = _median_seconds(case.numpy, args.repeats, sync) * case.scale
@@ -77,7 +103,19 @@ def main(argv=None) -> None:
             row["torch"] = _median_seconds(case.torch, args.repeats, sync) * case.scale
             line += f"{row['torch']:>12.3f}"
         print(line)
+        if case.peak_memory and args.device == "cpu":
+            row["peak_mib_minitorch"] = _peak_mib(case.minitorch)
+            row["peak_mib_numpy"] = _peak_mib(case.numpy)
+            row["peak_ratio"] = row["peak_mib_minitorch"] / row["peak_mib_numpy"]
         results.append(row)
+        del case  # free the case's arrays before the next one
+    memory_rows = [row for row in results if "peak_mib_numpy" in row]
+    if memory_rows:
+        header = f"{'peak memory':<18}{'unit':>6}{'minitorch':>12}{'numpy':>12}{'ratio':>8}"
+        print(f"\n{header}\n{'-' * len(header)}")
+        for row in memory_rows:
+            print(f"{row['case']:<18}{'MiB':>6}{row['peak_mib_minitorch']:>12.1f}{row['peak_mib_numpy']:>12.1f}"
+                  f"{row['peak_ratio']:>8.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "threads": args.threads, "results": results}, f, indent=2)

@@ -14,15 +14,19 @@ import numpy as np
 import minitorch
 import minitorch.sparse
 
-from .cases import Case
+from .base import Case
 
 
 class SparseMm(Case):
     """torch.sparse.mm(S, D).sum-weighted backward: S (n x n, nnz entries), D (n x k)."""
 
     n, nnz, k = 100_000, 1_000_000, 64
+    heavy = True  # about 1 GB of traffic per run: only with --case sparse_mm or --all
 
-    def __init__(self, device, n: int | None = None, nnz: int | None = None, k: int | None = None):
+    def __init__(self, device, small: bool = False, n: int | None = None, nnz: int | None = None,
+                 k: int | None = None):
+        if small:
+            n, nnz, k = 40, 120, 3
         n, nnz, k = n or self.n, nnz or self.nnz, k or self.k
         rng = np.random.default_rng(0)
         self.rows, self.cols = rng.integers(0, n, nnz), rng.integers(0, n, nnz)
@@ -42,7 +46,9 @@ class SparseMm(Case):
     def minitorch(self):
         out = minitorch.sparse.mm(self.s, self.d)
         out.backward(self.w)
+        grads = self.s.grad, self.d.grad  # the sparse gradient has S's (coalesced) pattern
         self.s.grad = self.d.grad = None
+        return out, grads
 
     def numpy(self):
         rows, cols, values = self.rows, self.cols, self.values
@@ -51,7 +57,7 @@ class SparseMm(Case):
         grad_values = (self.weight[rows] * self.dense[cols]).sum(1)  # the masked sparse gradient
         grad_dense = np.zeros_like(self.dense)
         np.add.at(grad_dense, cols, values[:, None] * self.weight[rows])
-        return out, grad_values, grad_dense
+        return out, (grad_values, grad_dense)
 
     def scipy(self):
         from scipy import sparse as sp
@@ -60,7 +66,7 @@ class SparseMm(Case):
         out = matrix @ self.dense
         grad_values = (self.weight[self.rows] * self.dense[self.cols]).sum(1)
         grad_dense = matrix.T @ self.weight
-        return out, grad_values, grad_dense
+        return out, (grad_values, grad_dense)
 
 
 def _measure(fn, repeats: int = 3) -> tuple[float, float]:

@@ -105,12 +105,33 @@ def _has_values(xp, x) -> bool:
     return isinstance(x, xp.ndarray)
 
 
+# Single precision: erf(x) = -expm1(x * R(x)) for 0 <= x <= 3.92, R a degree-9 polynomial fitted (weighted
+# least squares, Lawson iterations) to log(erfc(x)) / x; above 3.92, erf rounds to 1 in float32. Evaluated in
+# float64 and rounded once, it is within 0.51 ulp of float32 (tests/test_pointwise.py). No branches, so no
+# gathers: about 4x faster than the fdlibm kernel, which float64 keeps for its last bits.
+_LOG_ERFC_OVER_X = (-1.128379166629893, -0.636619834507023, -0.10277127780083155, 0.01911769745662768,
+                    0.00025305565977477905, -0.0017993474717347198, 0.0007406814826536395,
+                    -0.0001674791906467501, 2.135421880424874e-05, -1.1932660536276974e-06)
+_ERF_ONE_FLOAT32 = 3.92
+
+
+def _erf_single(xp, x):
+    """erf of a float32 (or float16) array, to float32 accuracy; NaN stays NaN and erf(-0) = -0."""
+    t = xp.abs(x.astype(xp.float64))
+    xp.clip(t, 0.0, _ERF_ONE_FLOAT32, out=t)
+    q = _polynomial(_LOG_ERFC_OVER_X, t)
+    q *= t  # log(erfc(|x|)), relative accuracy near 0
+    xp.expm1(q, out=q)  # -erf(|x|)
+    return xp.copysign(q, x, out=q).astype(x.dtype, copy=False)
+
+
 def _erf(xp, x):
     if not _has_values(xp, x):
         return x.copy()
-    x64 = x.astype(xp.float64, copy=False)
-    erf, _ = _erf_erfc(xp, xp.abs(x64).reshape(-1))
-    return xp.copysign(erf.reshape(x.shape), x64).astype(x.dtype, copy=False)
+    if x.dtype != xp.float64:
+        return _erf_single(xp, x)
+    erf, _ = _erf_erfc(xp, xp.abs(x).reshape(-1))
+    return xp.copysign(erf.reshape(x.shape), x)
 
 
 # Giles (2010), "Approximating the erfinv function": single precision, refined below by Newton steps

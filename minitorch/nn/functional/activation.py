@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...autograd import grad_mode
 from ...ops import pointwise
 from ...ops.comparison import where
 from ...ops.op import Op
@@ -45,17 +46,25 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+def _normal_cdf(xp, x):
+    """Phi(x) = (1 + erf(x / sqrt(2))) / 2 on an array."""
+    cdf = _erf(xp, x * _SQRT1_2)
+    cdf += 1
+    cdf *= 0.5
+    return cdf
+
+
 def _gelu_kernel(xp, x, approximate):
     if approximate == "tanh":
         return 0.5 * x * (1 + xp.tanh(_TANH_GELU_K * (x + 0.044715 * x * x * x)))
-    return 0.5 * x * (1 + _erf(xp, x * _SQRT1_2))
+    return x * _normal_cdf(xp, x)
 
 
-def _gelu_derivative(g, x, y, approximate):
+def _gelu_derivative(g, x, cdf, approximate):
+    """``cdf`` is Phi(x) (the Gelu op passes the forward's, so backward computes no erf), None for tanh."""
     if approximate == "tanh":
         t = (_TANH_GELU_K * (x + 0.044715 * x * x * x)).tanh()
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _TANH_GELU_K * (1 + 3 * 0.044715 * x * x))
-    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
     pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
     return g * (cdf + x * pdf)
 
@@ -145,6 +154,40 @@ OPS = {
     name: type(name.title().replace("_", ""), (Activation,), {"kernel": staticmethod(k), "derivative": staticmethod(d)})
     for name, (k, d) in ACTIVATIONS.items()
 }
+
+
+class Gelu(Activation):
+    """The exact GELU keeps its forward's Phi(x) for backward instead of the output: the erf is most of
+    GELU's cost, so backward reuses it (recomputed, differentiably, only under create_graph=True)."""
+
+    save_output = False
+    kernel, derivative = staticmethod(_gelu_kernel), staticmethod(_gelu_derivative)
+    cdf = None
+
+    def forward(self, x, approximate):
+        self.params = (approximate,)
+        if approximate == "tanh":
+            return _gelu_kernel(self.xp, x, approximate)
+        self.cdf = _normal_cdf(self.xp, x)
+        return x * self.cdf
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        approximate = self.params[0]
+        if approximate == "tanh":
+            cdf = None
+        elif grad_mode.state.enabled:  # create_graph: Phi(x) must carry its own derivative
+            cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+        else:
+            cdf = self.constant(self.cdf)
+        return _gelu_derivative(grad, x, cdf, approximate)
+
+    def release_saved(self) -> None:
+        super().release_saved()
+        self.cdf = None
+
+
+OPS["gelu"] = Gelu
 
 
 def _apply(name: str, input: Tensor, *params) -> Tensor:
