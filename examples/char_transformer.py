@@ -52,7 +52,7 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, dropout)
         self.ln2 = nn.LayerNorm(n_embd)
-        # GPT-2's tanh form of GELU: as good here, and cheaper than the exact erf one
+        # GPT-2's tanh form of GELU (the exact erf form now costs about the same; either trains as well)
         self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(approximate="tanh"),
                                  nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout))
 
