@@ -141,9 +141,7 @@ def test_set_printoptions():
         set_printoptions(profile="tiny")
 
 
-def test_printoptions_are_exported_at_top_level_when_wired():
-    if not hasattr(torch, "set_printoptions"):
-        pytest.skip("minitorch/__init__.py does not export set_printoptions yet")
+def test_printoptions_are_exported_at_top_level():
     assert torch.set_printoptions is set_printoptions
 
 
