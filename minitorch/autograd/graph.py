@@ -17,7 +17,6 @@ ERR_BACKWARD_TWICE = (
     "graph a second time or if you need to access saved tensors after calling backward."
 )
 
-_sequence = itertools.count()
 
 
 class RemovableHandle:
@@ -54,25 +53,21 @@ class Node:
         "next_functions",  # tuple of (Node | None, output_nr), one per forward input
         "_input_meta",  # per input: (shape, dtype) the gradient must have, or None
         "_saved",  # tuple of SavedTensor, or None once freed
-        "_sequence_nr",
-        "_pre_hooks",  # {id: fn(grad_outputs) -> grad_outputs | None}
-        "_post_hooks",  # {id: fn(grad_inputs, grad_outputs) -> grad_inputs | None}
-        "_tensor_pre_hooks",  # {output_nr: {id: fn(grad) -> grad | None}} from Tensor.register_hook
-        "_retain_grad_tensors",  # {output_nr: weakref to a tensor that called retain_grad()}
-        "_traceback",  # forward stack, recorded under detect_anomaly
         "_n_outputs",
         "__weakref__",
-        "__dict__",  # op-specific attributes (dims, shapes) live here
+        "__dict__",  # op-specific attributes (dims, shapes) live here, and the rarely set fields below
     )
+    # Rarely set, so class-level defaults (an instance stores its own only when it gets one):
+    _pre_hooks = None  # {id: fn(grad_outputs) -> grad_outputs | None}
+    _post_hooks = None  # {id: fn(grad_inputs, grad_outputs) -> grad_inputs | None}
+    _tensor_pre_hooks = None  # {output_nr: {id: fn(grad) -> grad | None}} from Tensor.register_hook
+    _retain_grad_tensors = None  # {output_nr: weakref to a tensor that called retain_grad()}
+    _traceback = None  # forward stack, recorded under detect_anomaly
 
     def __init__(self):
         self.next_functions = ()
         self._input_meta = ()
         self._saved = ()
-        self._sequence_nr = next(_sequence)
-        self._pre_hooks = self._post_hooks = None
-        self._tensor_pre_hooks = self._retain_grad_tensors = None
-        self._traceback = None
         self._n_outputs = 1
 
     # identity -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ are reduced by the engine, so a rule like ``grad * b`` never has to sum over bro
 from __future__ import annotations
 
 from ..autograd import anomaly, grad_mode
-from ..autograd.graph import Node, SavedTensor, _sequence, edge_of
+from ..autograd.graph import Node, SavedTensor, edge_of
 from ..storage import Storage
 from ..tensor import Tensor, view_requires_grad
 
@@ -99,20 +99,21 @@ class Op(Node):
         last = len(args)
         while last and not isinstance(args[last - 1], Tensor):  # trailing dims/flags are not inputs
             last -= 1
-        inputs = args[:last]
-        self.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0) for a in inputs)
-        self._input_meta = tuple(
-            (a._array.shape, a._storage.dtype) if isinstance(a, Tensor) and a.requires_grad else None
-            for a in inputs
-        )
+        edges, metas = [], []
+        for a in args[:last]:
+            if isinstance(a, Tensor):
+                edge = edge_of(a)
+                edges.append(edge)
+                metas.append((a._array.shape, a._storage.dtype) if edge[0] is not None else None)
+            else:
+                edges.append((None, 0))
+                metas.append(None)
+        self.next_functions = tuple(edges)
+        self._input_meta = tuple(metas)
         saved = [self._save_input(args, i) for i in self.save_inputs]
         if self.save_output:
             saved.append(SavedTensor(outputs[0], 0))
         self._saved = tuple(saved)
-        self._sequence_nr = next(_sequence)
-        self._pre_hooks = self._post_hooks = None
-        self._tensor_pre_hooks = self._retain_grad_tensors = None
-        self._traceback = None
         self._n_outputs = len(outputs)
         for i, out in enumerate(outputs):
             if out._storage.dtype.is_floating_point:
