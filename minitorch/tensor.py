@@ -584,10 +584,10 @@ def wrap_dim(dim: int, ndim: int) -> int:
     return dim + bound if dim < 0 else dim
 
 
-def from_array(array, backend, device) -> Tensor:
-    """A new tensor owning a fresh backend array (the result of a kernel)."""
+def from_array(array, backend, device, cls: type = None) -> Tensor:
+    """A new tensor (of ``cls``, a Tensor subclass, if given) owning a fresh backend array."""
     buffer, array = backend.buffer_of(array)
-    t = object.__new__(Tensor)
+    t = object.__new__(cls or Tensor)
     t._array = array
     t._storage = Storage(buffer, backend, device, backend.dtype_of(array))
     t._offset = 0

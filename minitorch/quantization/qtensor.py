@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
-from ..autograd import grad_mode
-from ..storage import Storage
-from ..tensor import Tensor
+from ..tensor import Tensor, from_array
 
 
 class qscheme:
@@ -77,18 +75,8 @@ class QTensor(Tensor):
     @staticmethod
     def _from_array(array, backend, device, quantizer) -> QTensor:
         """A QTensor owning the integer array ``array`` (a fresh kernel result)."""
-        buffer, array = backend.buffer_of(array)
-        t = object.__new__(QTensor)
-        t._array = array
-        t._storage = Storage(buffer, backend, device, backend.dtype_of(array))
-        t._offset = 0
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = from_array(array, backend, device, QTensor)
         t._quantizer = quantizer
-        if grad_mode.state.inference:
-            t._autograd_meta().is_inference = True
         return t
 
     def _alias(self) -> QTensor:
