@@ -11,6 +11,8 @@ input run, and the gradients arriving at the inputs are captured.
 
 from __future__ import annotations
 
+import contextlib
+
 from . import grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
 from .graph import AccumulateGrad, Node, edge_of
@@ -32,7 +34,12 @@ def run_backward(
     outputs, grad_outputs, retain_graph, create_graph, inputs=None, accumulate=True, allow_unused=True
 ):
     """Back-propagate ``grad_outputs`` from ``outputs``. With ``accumulate`` grads go into ``.grad``;
-    otherwise the gradients of ``inputs`` are returned (that is ``autograd.grad``)."""
+    otherwise the gradients of ``inputs`` are returned (that is ``autograd.grad``).
+
+    Without ``create_graph`` nothing is recorded, so nodes with an ``array_derivative`` run on the raw
+    arrays: gradients flow between them as arrays, and become Tensors only where a Tensor is needed
+    (another node's backward, a hook, ``.grad``, a captured input).
+    """
     root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
     input_edges = [edge_of(t) for t in inputs] if inputs is not None else None
     children = _discover(root)
@@ -42,27 +49,33 @@ def run_backward(
         wanted = None
     dependencies = _count_dependencies(children, wanted)
 
+    on_arrays = not create_graph and not is_anomaly_enabled()
     captured = {edge: None for edge in input_edges} if input_edges is not None else None
-    owned = {id(g._storage) for g in grad_outputs}  # storages a .grad may not share with another
+    owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
     buffers: dict[Node, list] = {root: [None]}
     ready = [root]
-    with grad_mode.set_grad_enabled(create_graph):
+    with grad_mode.set_grad_enabled(create_graph), _quiet_floating_point(outputs if on_arrays else ()):
         while ready:
             node = ready.pop()
             grads = buffers.pop(node)
             if node._tensor_pre_hooks or node._retain_grad_tensors or type(node) is AccumulateGrad:
-                grads = _run_tensor_pre_hooks(node, grads, create_graph, owned)
+                grads = _run_tensor_pre_hooks(node, _as_tensors(node, grads), create_graph, owned)
             if captured is not None:
                 for nr, g in enumerate(grads):
                     if (node, nr) in captured:
-                        captured[(node, nr)] = g
+                        captured[(node, nr)] = _as_tensor(node, g, nr)
                 if wanted is not None and node not in wanted["runs"]:
                     continue
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     accumulate_into(node.variable, grads[0], create_graph, owned)
                 continue
-            grad_inputs = root.seeds if node is root else _call_node(node, grads)
+            if node is root:
+                grad_inputs = root.seeds
+            elif on_arrays and node.array_derivative and not (node._pre_hooks or node._post_hooks):
+                grad_inputs = _call_on_arrays(node, grads)
+            else:
+                grad_inputs = _call_node(node, _as_tensors(node, grads))
             if not retain_graph:
                 node.release_saved()
             for (child, nr), g in zip(node.next_functions, grad_inputs):
@@ -73,14 +86,95 @@ def run_backward(
                     slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
                     old = slots[nr]
-                    # sparse + dense is refused (PyTorch's rule), so a dense operand goes first
-                    slots[nr] = g if old is None else (g + old if old.is_sparse and not g.is_sparse else old + g)
+                    slots[nr] = g if old is None else _sum_grads(child, nr, old, g)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     ready.append(child)
     if captured is None:
         return None
     return _captured_grads(inputs, input_edges, captured, accumulate, create_graph, allow_unused, owned)
+
+
+@contextlib.contextmanager
+def _quiet_floating_point(tensors):
+    """Derivatives evaluated on arrays stay as quiet as the kernels (PyTorch never warns on 1/0 or
+    overflow; ops.promotion.Elementwise silences numpy the same way around each kernel)."""
+    states = {id(state[0]): state for t in tensors if (state := t._storage.backend.quiet_fp_state) is not None}
+    tokens = [(variable, variable.set(value)) for variable, value in states.values()]
+    try:
+        yield
+    finally:
+        for variable, token in reversed(tokens):
+            variable.reset(token)
+
+
+def _is_tensor(g) -> bool:
+    return hasattr(g, "_storage")  # Tensors (dense, sparse, quantized); the engine's other values are arrays
+
+
+def _as_tensor(node: Node, g, nr: int):
+    """A gradient arriving at ``node``'s output ``nr`` as a Tensor (None stays None)."""
+    return g if g is None or _is_tensor(g) else node.wrap_grad(g, nr)
+
+
+def _as_tensors(node: Node, grads: list) -> list:
+    for nr, g in enumerate(grads):
+        if g is not None and not _is_tensor(g):
+            grads[nr] = node.wrap_grad(g, nr)
+    return grads
+
+
+def _sum_grads(child: Node, nr: int, old, g):
+    """Two gradients meeting at one output: arrays add as arrays; a sparse one stays a Tensor."""
+    old_is_tensor, g_is_tensor = _is_tensor(old), _is_tensor(g)
+    if not old_is_tensor and not g_is_tensor:
+        return old + g
+    if old_is_tensor != g_is_tensor:
+        tensor, array = (old, g) if old_is_tensor else (g, old)
+        if tensor._dense:
+            return tensor._array + array
+        old, g = _as_tensor(child, old, nr), _as_tensor(child, g, nr)
+    # sparse + dense is refused (PyTorch's rule), so a dense operand goes first
+    return g + old if old.is_sparse and not g.is_sparse else old + g
+
+
+def _call_on_arrays(node: Node, grads: list) -> tuple:
+    """A node's backward evaluated on arrays, its gradients checked against the inputs (as validate_grads)."""
+    for nr, g in enumerate(grads):
+        if g is not None and _is_tensor(g):
+            if not g._dense:  # a sparse gradient: the Tensor path knows its layout
+                return _call_node(node, _as_tensors(node, grads))
+            grads[nr] = g._array
+    if all(g is None for g in grads):
+        return (None,) * len(node.next_functions)
+    try:
+        grad_inputs = node._evaluate_on_arrays(grads)
+    except Exception:
+        if node._traceback is not None:
+            report_failure(node)
+        raise
+    metas = node._input_meta
+    result = list(grad_inputs)
+    backend = node.backend
+    for i, g in enumerate(grad_inputs):
+        if g is None:
+            continue
+        meta = metas[i] if i < len(metas) else None
+        if meta is None:
+            result[i] = None
+            continue
+        shape, dtype = meta
+        if g.shape != shape:
+            if not _expandable(shape, g.shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                )
+            g = node.sum_to_shape(g, shape)
+        if backend.dtype_of(g) is not dtype:
+            g = g.astype(backend.array_dtype(dtype))
+        result[i] = g
+    return result
 
 
 def _discover(root: Node) -> dict[Node, tuple]:
@@ -230,7 +324,7 @@ def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
     if current is None:
         if not create_graph:
             grad = grad.detach()
-        if id(grad._storage) in owned:
+        if _memory_of(grad) in owned:
             grad = grad.clone()
         meta.grad = grad
     elif create_graph:
@@ -246,10 +340,22 @@ def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
             meta.grad = grad + current
     else:
         current._add_in_place(grad)
-    owned.add(id(meta.grad._storage))
+    owned.add(_memory_of(meta.grad))
     if meta.post_accumulate_hooks and tensor.grad_fn is None:
         for fn in list(meta.post_accumulate_hooks.values()):
             fn(tensor)
+
+
+def _memory_of(tensor) -> int:
+    """Identity of the memory under a gradient: the owner of its buffer for a dense one (shared by every
+    view, including arrays the engine wrapped into a new Tensor), its storage for a sparse one."""
+    if not tensor._dense:
+        return id(tensor._storage)
+    array = tensor._storage.data
+    base = getattr(array, "base", None)
+    while base is not None:
+        array, base = base, getattr(base, "base", None)
+    return id(array)
 
 
 def _captured_grads(inputs, input_edges, captured, accumulate, create_graph, allow_unused, owned):

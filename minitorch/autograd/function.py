@@ -63,6 +63,13 @@ class BackwardCFunction(FunctionCtx, Node):
     def name(self) -> str:
         return type(self).__name__
 
+    def wrap_grad(self, array, output_nr: int):
+        from ..backends import backend_for
+        from ..tensor import from_array
+
+        device = self.output_meta[output_nr][2]
+        return from_array(array, backend_for(device), device)
+
     def _evaluate(self, *grads):
         if getattr(self, "materialize_grads", True):
             grads = _materialized(grads, self.output_meta)

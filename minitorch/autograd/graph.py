@@ -63,6 +63,10 @@ class Node:
     _tensor_pre_hooks = None  # {output_nr: {id: fn(grad) -> grad | None}} from Tensor.register_hook
     _retain_grad_tensors = None  # {output_nr: weakref to a tensor that called retain_grad()}
     _traceback = None  # forward stack, recorded under detect_anomaly
+    # True for ops whose backward is plain arithmetic (+ - * / and Python numbers) on its grads and
+    # saved values: the engine may then evaluate it on the raw arrays (first-order backward, no Tensors).
+    array_derivative = False
+    _on_arrays = False  # set while the engine evaluates this node on arrays: saved_tensors gives arrays
 
     def __init__(self):
         self.next_functions = ()
@@ -87,6 +91,8 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self._on_arrays:
+            return tuple(s.unpack_array(self) if type(s) is SavedTensor else s for s in saved)
         return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in saved)
 
     def release_saved(self) -> None:
@@ -106,6 +112,18 @@ class Node:
     def _evaluate(self, *grad_outputs):
         """Gradients w.r.t. the inputs, one per entry of ``next_functions`` (the engine's call)."""
         raise NotImplementedError
+
+    def _evaluate_on_arrays(self, grad_outputs):
+        """``_evaluate`` with raw arrays in and out (only for nodes with ``array_derivative``)."""
+        self._on_arrays = True
+        try:
+            return self._evaluate(*grad_outputs)
+        finally:
+            self._on_arrays = False
+
+    def wrap_grad(self, array, output_nr: int):
+        """A gradient array for output ``output_nr`` as a Tensor on that output's device."""
+        raise TypeError(f"{self.name()} does not take array gradients")
 
     def __call__(self, *grad_outputs):
         return self._evaluate(*grad_outputs)
@@ -129,6 +147,12 @@ class AccumulateGrad(Node):
 
     def _evaluate(self, grad):  # the engine accumulates (it knows about create_graph and aliasing)
         return ()
+
+    def wrap_grad(self, array, output_nr: int):
+        from ..tensor import from_array
+
+        storage = self.variable._storage
+        return from_array(array, storage.backend, storage.device)
 
 
 def accumulate_grad_node(leaf) -> AccumulateGrad:
@@ -186,6 +210,13 @@ class SavedTensor:
         alias._output_nr = self.output_nr
         alias._requires_grad = True
         return alias
+
+    def unpack_array(self, owner: Node):
+        """The saved value's array (version-checked), for a derivative evaluated on arrays."""
+        tensor = self.tensor
+        if tensor._storage.version != self.version:
+            raise RuntimeError(_modified_message(tensor, owner, self, tensor._storage.version))
+        return tensor._array
 
 
 def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> str:

@@ -25,6 +25,8 @@ def _zeros(grad: Tensor) -> Tensor:
 
 
 class Add(Elementwise):
+    array_derivative = True
+
     def compute(self, a, b, alpha=1):
         a, b, dtype = promote(self, a, b)
         self.alpha = alpha
@@ -41,6 +43,8 @@ class Add(Elementwise):
 
 
 class Sub(Elementwise):
+    array_derivative = True
+
     def compute(self, a, b, alpha=1):
         _check_sub_bool(a, b)
         a, b, dtype = promote(self, a, b)
@@ -84,6 +88,7 @@ def _check_alpha(name: str, alpha, dtype) -> None:
 
 
 class Mul(Elementwise):
+    array_derivative = True
     save_inputs = (0, 1)
     saved_when = {0: (1,), 1: (0,)}  # d(ab)/da needs b; d(ab)/db needs a
 
@@ -102,6 +107,10 @@ class Div(Elementwise):
 
     save_inputs = (0, 1)
     saved_when = {0: (1,)}  # a is read only for b's gradient
+
+    @property
+    def array_derivative(self) -> bool:  # rounded division's zero gradient is built with zeros_like
+        return self.rounding_mode is None
 
     def compute(self, a, b, rounding_mode=None):
         self.rounding_mode = rounding_mode
@@ -221,6 +230,8 @@ class Pow(Elementwise):
 
 
 class Neg(Elementwise):
+    array_derivative = True
+
     def compute(self, a):
         if a.dtype.kind == "b":
             raise RuntimeError(

@@ -188,6 +188,9 @@ class CopySlices(Node):
     def release_saved(self) -> None:
         self.fn.release_saved()
 
+    def wrap_grad(self, array, output_nr: int):
+        return self.fn.wrap_grad(array, self.fn_output_nr)
+
     def _evaluate(self, grad):
         if self.storage_geometry is None:
             whole = grad.contiguous()

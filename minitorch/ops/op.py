@@ -148,9 +148,13 @@ class Op(Node):
             return result + (None,) * missing
         return result[: len(self.next_functions)] if missing < 0 else result
 
+    def wrap_grad(self, array, output_nr: int) -> Tensor:
+        return self.wrap(array)  # every output of an op lives on the op's device
+
     def constant(self, array) -> Tensor:
-        """Wrap a helper array (a mask, indices) as a Tensor for use in backward."""
-        return self.wrap(array)
+        """Wrap a helper array (a mask, indices) as a Tensor for use in backward (the array itself when
+        backward runs on arrays)."""
+        return array if self._on_arrays else self.wrap(array)
 
 
 # Tensors that are not plain strided arrays (sparse COO layout, quantized dtypes) set the class

@@ -223,6 +223,12 @@ UNARY = {
     "trunc": (_rounding("trunc"), _no_grad, ""),
 }
 KEEPS_DTYPE = {"frac", "square", "abs", "relu", "sign", "sgn", "floor", "ceil", "trunc"}
+# Derivatives written with + - * / and Python numbers only: numpy and CuPy arrays evaluate them as Tensors
+# do, so a first-order backward runs them on the raw arrays (Node.array_derivative).
+ARITHMETIC_DERIVATIVES = {
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tan", "atan", "tanh", "atanh",
+    "sigmoid", "reciprocal", "frac", "square",
+}
 
 
 class Unary(Elementwise):
@@ -249,6 +255,7 @@ def _make(name: str):
         "kernel": staticmethod(kernel),
         "derivative": staticmethod(derivative),
         "keeps_dtype": name in KEEPS_DTYPE,
+        "array_derivative": name in ARITHMETIC_DERIVATIVES,
         "save_inputs": (0,) if "x" in reads else (),
         "save_output": "y" in reads,
     }

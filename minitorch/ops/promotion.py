@@ -113,6 +113,12 @@ def broadcast_shapes(*shapes) -> tuple:
     return result
 
 
+def broadcast_dims(size: tuple, shape: tuple) -> tuple:
+    """The dims of ``shape`` that broadcasting ``size`` up to it added or stretched (summed by ``sum_to_size``)."""
+    lead = len(shape) - len(size)
+    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1)
+
+
 def check_broadcast(op_name: str, *operands) -> None:
     """Raise PyTorch's broadcasting RuntimeError (with the op's name and every shape) if operands clash."""
     shapes = [tuple(x.shape) for x in operands if type(x) not in _SCALAR_TYPES and hasattr(x, "shape")]
@@ -147,6 +153,11 @@ class Elementwise(Op):
         finally:
             if token is not None:
                 state[0].reset(token)
+
+    def sum_to_shape(self, grad, shape: tuple):
+        """A gradient array of the broadcast shape summed back to an input's ``shape`` (``sum_to_size``
+        on arrays: the engine's reduction when backward runs on arrays)."""
+        return self.xp.sum(grad, axis=broadcast_dims(shape, grad.shape), keepdims=True).reshape(shape)
 
     @property
     def on_meta(self) -> bool:

@@ -15,7 +15,7 @@ import warnings
 from .. import _dtype, return_types
 from ..tensor import Tensor, wrap_dim
 from .op import Op
-from .promotion import as_float
+from .promotion import as_float, broadcast_dims
 
 _INF = float("inf")
 
@@ -109,10 +109,9 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     if shape == size:
         return input
     lead = len(shape) - len(size)
-    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1)
     if lead < 0 or builtins.any(n != 1 and n != shape[lead + i] for i, n in enumerate(size)):
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(shape)}.")
-    out = Sum.apply(input, dims, True, None)
+    out = Sum.apply(input, broadcast_dims(size, shape), True, None)
     return out.reshape(size) if lead else out
 
 

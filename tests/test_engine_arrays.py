@@ -1,0 +1,157 @@
+"""First-order backward on raw arrays (ops with ``array_derivative``) must give exactly what the Tensor
+evaluation gives (``create_graph=True`` runs every derivative on Tensors), and never alias gradients."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch
+from minitorch.autograd.graph import Node
+from minitorch.ops.arithmetic import Add, Div, Mul, Neg, Sub
+from minitorch.ops.pointwise import ARITHMETIC_DERIVATIVES, OPS
+
+# positive inputs keep every function of the table defined (log, sqrt, atanh after the squash below)
+UNARY = sorted(ARITHMETIC_DERIVATIVES)
+
+
+def _both_modes(fn, inputs):
+    """Gradients of sum(fn(*inputs) * weights) evaluated on arrays, and on Tensors."""
+    out = fn(*inputs)
+    weights = minitorch.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(out.shape), dtype=out.dtype)
+    on_arrays = minitorch.autograd.grad((out * weights).sum(), inputs, retain_graph=True)
+    on_tensors = minitorch.autograd.grad((out * weights).sum(), inputs, create_graph=True)
+    return on_arrays, on_tensors
+
+
+def _assert_identical(on_arrays, on_tensors):
+    for a, t in zip(on_arrays, on_tensors):
+        assert type(a) is minitorch.Tensor and a.grad_fn is None
+        assert a.dtype is t.dtype and a.shape == t.shape
+        np.testing.assert_array_equal(a.numpy(), t.detach().numpy())
+
+
+def test_the_fast_path_is_taken_for_arithmetic_ops_only():
+    for op in (Add, Sub, Mul, Neg):
+        assert op.array_derivative
+    assert not Node.array_derivative
+    assert OPS["tanh"].array_derivative and not OPS["sin"].array_derivative  # sin' needs x.cos()
+
+
+@pytest.mark.parametrize("name", UNARY)
+@given(shape=st.sampled_from([(), (3,), (2, 3)]), seed=st.integers(0, 2**16))
+def test_unary_derivatives_on_arrays_match_tensors(name, shape, seed):
+    data = np.random.default_rng(seed).uniform(0.1, 0.9, shape)
+    for dtype in (minitorch.float32, minitorch.float64):
+        x = minitorch.tensor(data, dtype=dtype, requires_grad=True)
+        _assert_identical(*_both_modes(getattr(minitorch, name), (x,)))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b, lambda a, b: -a * b,
+        lambda a, b: minitorch.add(a, b, alpha=2.5), lambda a, b: minitorch.sub(a, b, alpha=-3),
+        lambda a, b: (a * 2 - 1.5) / (b + 3), lambda a, b: 2 / a - b * 0.5,
+    ],
+    ids=["add", "sub", "mul", "div", "neg", "add_alpha", "sub_alpha", "scalars", "reflected"],
+)
+@given(
+    shapes=st.sampled_from([((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 2)), ((4, 1, 2), (3, 1))]),
+    dtypes=st.sampled_from([("float32", "float32"), ("float64", "float32"), ("float16", "float32")]),
+    seed=st.integers(0, 2**16),
+)
+def test_binary_derivatives_on_arrays_match_tensors_with_broadcasting_and_promotion(fn, shapes, dtypes, seed):
+    rng = np.random.default_rng(seed)
+    a, b = (
+        minitorch.tensor(rng.uniform(0.5, 2.0, shape), dtype=getattr(minitorch, dtype), requires_grad=True)
+        for shape, dtype in zip(shapes, dtypes)
+    )
+    _assert_identical(*_both_modes(fn, (a, b)))
+
+
+def test_non_contiguous_inputs_and_gradcheck_on_arrays():
+    x = minitorch.randn(4, 6, dtype=minitorch.float64).t().requires_grad_()
+    y = minitorch.randn(3, 1, dtype=minitorch.float64, requires_grad=True)
+    assert not x.is_contiguous()
+    fn = lambda x, y: ((x[::2] * y + x[1::2]).tanh() / (y.exp() + 1)).sigmoid()  # noqa: E731
+    assert minitorch.autograd.gradcheck(fn, (x, y))  # first order: on arrays
+    assert minitorch.autograd.gradgradcheck(fn, (x, y))  # second order: on Tensors
+
+
+def test_an_integer_operand_keeps_the_gradient_dtype():
+    x = minitorch.tensor([1.5, 2.5], requires_grad=True)
+    (x * minitorch.tensor([3, 4])).sum().backward()
+    assert x.grad.dtype is minitorch.float32
+    assert x.grad.tolist() == [3.0, 4.0]
+
+
+def test_gradients_passed_through_never_share_memory():
+    x = minitorch.zeros(3, requires_grad=True)
+    y = minitorch.zeros(3, requires_grad=True)
+    seed = minitorch.ones(3)
+    (x + y).backward(seed)  # Add hands the same gradient array to both inputs
+    assert x.grad.data_ptr() != y.grad.data_ptr()
+    assert seed.data_ptr() not in (x.grad.data_ptr(), y.grad.data_ptr())
+    (x + y).backward(seed)  # accumulates in place: a shared buffer would count twice
+    assert x.grad.tolist() == y.grad.tolist() == [2.0, 2.0, 2.0] and seed.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_view_node_between_array_nodes_does_not_alias():
+    x = minitorch.zeros(2, 2, requires_grad=True)
+    y = minitorch.zeros(2, 2, requires_grad=True)
+    (x + y.t()).sum().backward()  # TBackward wraps the array Add passed through; x gets the same array
+    x.grad += 1
+    assert y.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_hooks_retain_grad_and_captured_inputs_see_tensors():
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * x
+    h.retain_grad()
+    seen = []
+    h.register_hook(lambda g: seen.append(type(g)) or g * 2)
+    h.exp().sum().backward()
+    assert seen == [minitorch.Tensor] and type(h.grad) is minitorch.Tensor and type(x.grad) is minitorch.Tensor
+    np.testing.assert_allclose(h.grad.numpy(), 2 * np.exp([1.0, 4.0]), rtol=1e-6)  # retain_grad sees the hooked value
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 4.0]) * 2 * np.array([1.0, 2.0]), rtol=1e-6)
+    (gx,) = minitorch.autograd.grad((x * x).exp().sum(), x)
+    assert type(gx) is minitorch.Tensor
+    np.testing.assert_allclose(gx.numpy(), np.exp([1.0, 4.0]) * 2 * np.array([1.0, 2.0]), rtol=1e-6)
+
+
+def test_modified_saved_value_still_raises():
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = y.exp()  # saves its output
+    z.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_no_floating_point_warnings_in_backward():
+    x = minitorch.tensor([0.0, 1.0], requires_grad=True)
+    y = minitorch.tensor([0.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x / y).sum().backward()
+    assert x.grad.tolist() == [float("inf"), 0.5] and np.isnan(y.grad.numpy()[0])
+
+
+def test_rounded_division_takes_the_tensor_path():
+    x = minitorch.tensor([3.0, 5.0], requires_grad=True)
+    assert not Div.array_derivative.fget(type("D", (), {"rounding_mode": "floor"})())
+    minitorch.div(x, 2, rounding_mode="floor").sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+
+
+def test_sparse_gradient_meets_an_array_node(device):
+    weight = minitorch.randn(5, 3, device=device, requires_grad=True)
+    emb = minitorch.nn.functional.embedding(minitorch.tensor([1, 3], device=device), weight, sparse=True)
+    (emb * 2).sum().backward()
+    assert weight.grad.is_sparse
+    np.testing.assert_array_equal(weight.grad.to_dense().cpu().numpy()[[1, 3]], np.full((2, 3), 2.0))
