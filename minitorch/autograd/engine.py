@@ -42,12 +42,13 @@ def run_backward(
     """
     root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
     input_edges = [edge_of(t) for t in inputs] if inputs is not None else None
-    children = _discover(root)
-    if input_edges is not None:
-        wanted = _nodes_leading_to({node for node, _ in input_edges}, children)
-    else:
+    if input_edges is None:
         wanted = None
-    dependencies = _count_dependencies(children, wanted)
+        dependencies = _count_dependencies(root)
+    else:
+        children = _discover(root)
+        wanted = _nodes_leading_to({node for node, _ in input_edges}, children)
+        dependencies = _count_wanted_dependencies(children, wanted)
 
     on_arrays = not create_graph and not is_anomaly_enabled()
     captured = {edge: None for edge in input_edges} if input_edges is not None else None
@@ -140,12 +141,15 @@ def _sum_grads(child: Node, nr: int, old, g):
 
 def _call_on_arrays(node: Node, grads: list) -> tuple:
     """A node's backward evaluated on arrays, its gradients checked against the inputs (as validate_grads)."""
+    flowing = False
     for nr, g in enumerate(grads):
-        if g is not None and _is_tensor(g):
-            if not g._dense:  # a sparse gradient: the Tensor path knows its layout
-                return _call_node(node, _as_tensors(node, grads))
-            grads[nr] = g._array
-    if all(g is None for g in grads):
+        if g is not None:
+            flowing = True
+            if _is_tensor(g):
+                if not g._dense:  # a sparse gradient: the Tensor path knows its layout
+                    return _call_node(node, _as_tensors(node, grads))
+                grads[nr] = g._array
+    if not flowing:
         return (None,) * len(node.next_functions)
     try:
         grad_inputs = node._evaluate_on_arrays(grads)
@@ -207,13 +211,31 @@ def _nodes_leading_to(targets: set, children: dict) -> dict:
     return {"reach": reach, "runs": runs}
 
 
-def _count_dependencies(children: dict, wanted) -> dict:
+def _count_dependencies(root: Node) -> dict[Node, int]:
+    """Every node below ``root`` with the number of edges reaching it, in one depth-first pass (a node
+    runs once that many gradients have arrived)."""
+    dependencies = {root: 0}
+    stack = [root]
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                count = dependencies.get(child)
+                if count is None:
+                    dependencies[child] = 1
+                    stack.append(child)
+                else:
+                    dependencies[child] = count + 1
+    return dependencies
+
+
+def _count_wanted_dependencies(children: dict, wanted: dict) -> dict[Node, int]:
+    """As ``_count_dependencies``, counting only the edges of nodes that run to reach the inputs."""
     dependencies = dict.fromkeys(children, 0)
+    runs = wanted["runs"]
     for node, kids in children.items():
-        if wanted is not None and node not in wanted["runs"]:
-            continue
-        for kid in kids:
-            dependencies[kid] += 1
+        if node in runs:
+            for kid in kids:
+                dependencies[kid] += 1
     return dependencies
 
 

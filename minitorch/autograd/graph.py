@@ -167,7 +167,7 @@ def accumulate_grad_node(leaf) -> AccumulateGrad:
 
 def edge_of(tensor) -> tuple:
     """The edge a gradient for ``tensor`` flows along: its grad_fn, or its AccumulateGrad."""
-    node = tensor.grad_fn  # a property: refreshes a stale view's history first
+    node = tensor._grad_fn if tensor._meta is None else tensor.grad_fn  # the property refreshes a stale view
     if node is not None:
         return (node, tensor._output_nr)
     if tensor._requires_grad:

@@ -26,12 +26,13 @@ def _zeros(grad: Tensor) -> Tensor:
 
 class Add(Elementwise):
     array_derivative = True
+    alpha = 1  # an instance sets its own only when given one
 
     def compute(self, a, b, alpha=1):
         a, b, dtype = promote(self, a, b)
-        self.alpha = alpha
         if alpha != 1 or type(alpha) is not int:
             _check_alpha("add", alpha, dtype)
+            self.alpha = alpha
             b = b * alpha
         return self.xp.add(a, b)
 
@@ -44,13 +45,14 @@ class Add(Elementwise):
 
 class Sub(Elementwise):
     array_derivative = True
+    alpha = 1
 
     def compute(self, a, b, alpha=1):
         _check_sub_bool(a, b)
         a, b, dtype = promote(self, a, b)
-        self.alpha = alpha
         if alpha != 1 or type(alpha) is not int:
             _check_alpha("sub", alpha, dtype)
+            self.alpha = alpha
             b = b * alpha
         return self.xp.subtract(a, b)
 

@@ -22,6 +22,8 @@ from ..tensor import Tensor, view_requires_grad
 class Op(Node):
     """Base class of built-in ops (the node recorded for an op *is* its instance)."""
 
+    __slots__ = ("backend", "device")  # set for every op: slots, not the instance dict
+
     save_inputs: tuple = ()
     save_output: bool = False
     # {i: (j, ...)}: save input i only if one of inputs j requires grad (mul saves b only for a's gradient);
@@ -110,7 +112,7 @@ class Op(Node):
                 metas.append(None)
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
-        saved = [self._save_input(args, i) for i in self.save_inputs]
+        saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
         if self.save_output:
             saved.append(SavedTensor(outputs[0], 0))
         self._saved = tuple(saved)
@@ -128,13 +130,15 @@ class Op(Node):
         metas = self._input_meta
         return i < len(metas) and metas[i] is not None
 
-    def _save_input(self, args, i):
-        arg = args[i]
+    def _save_input(self, arg, i: int, metas: list):
         if not isinstance(arg, Tensor):
             return arg
-        if self.saved_when is not None and i in self.saved_when:
-            metas = self._input_meta
-            if not any(j < len(metas) and metas[j] is not None for j in self.saved_when[i]):
+        when = self.saved_when
+        if when is not None and i in when:
+            for j in when[i]:
+                if j < len(metas) and metas[j] is not None:
+                    break
+            else:  # no input whose gradient reads it wants one
                 return None
         return SavedTensor(arg)
 

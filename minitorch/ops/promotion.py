@@ -51,6 +51,11 @@ def promote(op, *operands, to_float: bool = False):
 
     Fast path: all arrays share one dtype and no scalar is of a higher category (bool < int < float);
     the common case ``float32 * float32`` or ``float32 * 2.0`` then costs a few attribute reads."""
+    if len(operands) == 2 and not to_float:
+        a, b = operands
+        dtype = getattr(a, "dtype", None)
+        if dtype is not None and dtype is getattr(b, "dtype", None):  # two arrays of one dtype: nothing to do
+            return a, b, dtype
     common = None
     scalar_kind = "b"
     try:
