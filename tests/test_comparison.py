@@ -173,6 +173,75 @@ def test_where_scalars_and_errors(device):
     assert indices.tolist() == [0]
 
 
+def _bits(array):
+    return np.asarray(array).view(f"u{np.asarray(array).itemsize}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+def test_where_with_a_zero_branch_keeps_every_bit(device, dtype):
+    """where(c, a, 0) / where(c, 0, a) take a bit-masking kernel: NaN, inf and -0.0 in ``a`` pass
+    unchanged where they are selected, and the zero is +0.0 (``a * c`` would give NaN and -0.0)."""
+    values = np.array([[np.nan, -np.inf, np.inf, -0.0, 0.0, -1.5, 3.0, 1e-7]] * 3, dtype=dtype.name)
+    condition = np.random.default_rng(0).random(values.shape) < 0.5
+    a, c = torch.tensor(values, device=device), torch.tensor(condition, device=device)
+    for zero in (0.0, 0):
+        for out, expected in [
+            (torch.where(c, a, zero), np.where(condition, values, values.dtype.type(0))),
+            (torch.where(c, zero, a), np.where(condition, values.dtype.type(0), values)),
+        ]:
+            assert out.dtype == dtype and out.shape == a.shape
+            np.testing.assert_array_equal(_bits(as_numpy(out)), _bits(expected))
+
+
+def test_where_with_a_zero_branch_broadcasts_and_reads_strided_inputs(device):
+    rng = np.random.default_rng(1)
+    values = rng.standard_normal((4, 6))
+    condition = rng.random((6, 4)) < 0.5
+    a = torch.tensor(values, device=device)
+    c = torch.tensor(condition, device=device)
+    np.testing.assert_array_equal(as_numpy(torch.where(c, a.t(), 0.0)), np.where(condition, values.T, 0.0))
+    np.testing.assert_array_equal(
+        as_numpy(torch.where(c[:, ::2], a.t()[:, 1::2], 0.0)), np.where(condition[:, ::2], values.T[:, 1::2], 0.0)
+    )
+    row, column = condition[:1], values[:, :1]  # (1, 4) condition and (4, 1) values: the result is (4, 4)
+    out = torch.where(torch.tensor(row, device=device), 0.0, torch.tensor(column, device=device))
+    np.testing.assert_array_equal(as_numpy(out), np.where(row, 0.0, column))
+    assert torch.where(c, torch.tensor(2.5, device=device), 0.0).tolist() == np.where(condition, 2.5, 0.0).tolist()
+    assert torch.where(torch.tensor(True, device=device), torch.tensor(2.5, device=device), 0).item() == 2.5
+    assert torch.where(torch.tensor(True, device=device), 0.0, torch.tensor(2.5, device=device)).item() == 0.0
+
+
+def test_where_with_other_scalars_keeps_numpy_semantics(device):
+    c = torch.tensor([True, False], device=device)
+    a = torch.tensor([1.0, 2.0], device=device)
+    negative_zero = torch.where(c, a, -0.0)  # -0.0 is not the mask's +0.0: the general kernel
+    assert math.copysign(1.0, negative_zero[1].item()) == -1.0
+    assert torch.where(c, torch.tensor([1, 2], device=device), 0).tolist() == [1, 0]  # integer: no bit mask
+    assert torch.where(c, a.half(), 0.0).dtype == torch.float16
+    assert torch.where(c, torch.tensor([1, 2], device=device), 0.0).dtype == torch.float32
+
+
+def test_where_with_a_zero_branch_gradients():
+    rng = np.random.default_rng(2)
+    condition = torch.tensor(rng.random((3, 4)) < 0.5)
+    x = torch.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    assert gradcheck(lambda t: torch.where(condition, t, 0.0), (x,))
+    assert gradcheck(lambda t: torch.where(condition, 0, t.t().t()), (x,))
+    assert gradgradcheck(lambda t: torch.where(condition, t * t, 0.0), (x,))
+    y = torch.tensor([[-1.0, 0.0, 2.0], [3.0, -0.0, 1e-9]], dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.relu(y).sum().backward()  # relu's backward is where(y > 0, g, 0.0)
+    assert y.grad.tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+    z = torch.tensor(rng.standard_normal((3, 4)) + 0.5, requires_grad=True)
+    assert gradcheck(torch.nn.functional.relu, (z,))
+
+
+def test_where_with_a_zero_branch_on_meta():
+    c = torch.ones(2, 1, dtype=torch.bool, device="meta")
+    a = torch.empty(3, dtype=torch.float16, device="meta")
+    for out in (torch.where(c, a, 0.0), torch.where(c, 0, a)):
+        assert out.device.type == "meta" and out.shape == (2, 3) and out.dtype == torch.float16
+
+
 def test_masked_fill(device):
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
     mask = torch.tensor([True, False], device=device)

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import minitorch as torch
@@ -302,6 +303,55 @@ def test_gradcheck_through_in_place_ops_on_views():
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(f, (x,))
     assert torch.autograd.gradgradcheck(f, (x,))
+
+
+def test_in_place_views_under_a_sum_or_mean_gradient():
+    """sum's and mean's gradient is one value expanded: CopySlices reads its regions without a copy
+    and copies it once where a region is written. Values against the hand-derived gradient."""
+    data = np.random.default_rng(0).standard_normal((6, 8))
+    for reduce, scale in (("sum", 1.0), ("mean", 1.0 / data.size)):
+        x = torch.tensor(data, requires_grad=True)
+        y = x * 3
+        y[:, ::2].mul_(2)
+        y.t()[1:3].add_(1)
+        y[1:4, 1:5].mul_(-0.5)
+        getattr(y, reduce)().backward()
+        expected = np.full(data.shape, 3.0 * scale)
+        expected[:, ::2] *= 2
+        expected[1:4, 1:5] *= -0.5
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    x = torch.empty(6, 8, device="meta", requires_grad=True)
+    y = x * 3
+    y[:, ::2].mul_(2)
+    y.t()[1:3].add_(1)
+    y.mean().backward()
+    assert x.grad.shape == (6, 8) and x.grad.device.type == "meta"
+
+
+def test_in_place_views_under_a_sum_gradient_leave_shared_gradients_alone():
+    x = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    other = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    y = x * 1
+    y[:, ::2].mul_(w)  # the written region's other input wants a gradient too
+    seen = []
+    y.register_hook(seen.append)
+    y[:, 1].add_(2)
+    (y.sum() + other.sum()).backward()  # both sums expand the same seed
+    assert other.grad.tolist() == [[1.0] * 5] * 4
+    assert seen[0].tolist() == [[1.0] * 5] * 4  # the gradient a hook saw is not written over
+    expected = np.ones((4, 5))
+    expected[:, ::2] = w.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+    def f(x, w):
+        y = x * 1
+        y[:, ::2].mul_(w)
+        y.t()[0].add_(x[:, 1])
+        return y.sum()
+
+    assert torch.autograd.gradcheck(f, (x, w))
+    assert torch.autograd.gradgradcheck(f, (x, w))
 
 
 def test_out_argument_writes_bumps_version_and_refuses_autograd():

@@ -107,6 +107,25 @@ class ArrayBackend(Backend):
     def full(self, shape, value, dtype):
         return self.xp.full(shape, value, dtype=self.array_dtype(dtype))
 
+    # selection -----------------------------------------------------------------------------
+    def select_or_zero(self, condition, a, zero_where_true: bool):
+        """``where(condition, 0, a)`` if ``zero_where_true`` else ``where(condition, a, 0)``, for a
+        floating ``a``: the zeros are +0.0 and ``a``'s values keep their bits (NaN, -0.0).
+
+        numpy's ``where`` branches per element, about 10x slower than a multiply on a random mask
+        (ReLU's backward). ANDing ``a``'s bits with a mask of all-ones / all-zeros is as fast as a
+        multiply and, unlike ``a * condition``, exact: ``NaN * 0`` would be NaN, ``-1 * 0`` -0.0."""
+        xp = self.xp
+        bits = xp.dtype(f"i{a.itemsize}")
+        mask = condition.astype(bits)  # an array even when 0-dim (a ufunc would return a scalar)
+        if zero_where_true:
+            xp.subtract(mask, 1, out=mask)  # True -> 0, False -> -1 (all ones)
+        else:
+            xp.negative(mask, out=mask)  # True -> -1 (all ones), False -> 0
+        a_bits = a.view(bits)
+        out = mask if mask.shape == a_bits.shape else None  # else a broadcasts: a fresh result
+        return xp.bitwise_and(a_bits, mask, out=out).view(a.dtype)
+
     # kernels that differ between array libraries ---------------------------------------------
     def index_add(self, target, index, values):
         """``target[index] += values`` where repeated indices all add up (numpy's add.at)."""

@@ -409,6 +409,10 @@ class MetaBackend(ArrayBackend):
     def index_add(self, target, index, values):
         pass
 
+    def select_or_zero(self, condition, a, zero_where_true: bool):
+        """No bits to mask on meta: the result's shape and dtype."""
+        return MetaArray(np.broadcast_shapes(condition.shape, a.shape), a.dtype)
+
     def to_numpy(self, array):
         raise RuntimeError(
             "Cannot copy out of meta tensor; no data! Meta tensors have only a shape and dtype: create the "

@@ -6,6 +6,8 @@ then return bool tensors. Logical ops accept any dtype; bitwise ops only bool an
 
 from __future__ import annotations
 
+import math
+
 from ..tensor import Tensor
 from .promotion import Elementwise, promote
 
@@ -146,6 +148,10 @@ class Where(Elementwise):
                 f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                 f"{_TYPE_NAMES.get(str(condition.dtype), str(condition.dtype))}"
             )
+        if _is_positive_zero(b) and _is_floating_array(a):
+            return self.backend.select_or_zero(condition, a, zero_where_true=False)
+        if _is_positive_zero(a) and _is_floating_array(b):
+            return self.backend.select_or_zero(condition, b, zero_where_true=True)
         a, b, dtype = promote(self, a, b)
         return self.xp.where(condition, a, b).astype(dtype, copy=False)
 
@@ -154,6 +160,16 @@ class Where(Elementwise):
         grad_a = where(condition, grad, 0.0) if self.needs_grad(1) else None
         grad_b = where(condition, 0.0, grad) if self.needs_grad(2) else None
         return None, grad_a, grad_b
+
+
+def _is_positive_zero(x) -> bool:
+    """A Python 0 or 0.0 (not -0.0): the zero branch of the masks in gradients (``where(c, g, 0.0)``)."""
+    return (type(x) is float and x == 0.0 and math.copysign(1.0, x) > 0) or (type(x) is int and x == 0)
+
+
+def _is_floating_array(x) -> bool:
+    """A floating array: ``where`` with a Python zero then keeps its dtype (the zero is a weak scalar)."""
+    return type(x) not in _SCALAR_TYPES and x.dtype.kind == "f"
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:

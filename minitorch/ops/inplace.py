@@ -192,39 +192,59 @@ class CopySlices(Node):
         return self.fn.wrap_grad(array, self.fn_output_nr)
 
     def _evaluate(self, grad):
-        if self.storage_geometry is None:
-            whole = grad.contiguous()
-        else:
-            numel, shape, stride, offset = self.storage_geometry
-            whole = ViewScatter.apply(grad, numel, shape, stride, offset)
+        whole, region_grad = self._whole_and_region(grad)
         grads = [None] * self.fn._n_outputs
-        grads[self.fn_output_nr] = region_of(whole, *self.region)
+        grads[self.fn_output_nr] = region_grad
         results = list(self.fn._evaluate(*grads))
         others = results[: self.view_input] + results[self.view_input + 1 :]
         inside = results[self.view_input]
         inside = inside if inside is not None else whole.new_zeros(())
         if grad_mode.state.enabled:  # create_graph: stay differentiable
             merged = ReplaceRegion.apply(whole, inside, *self.region)
-        elif _is_region_of(inside, whole, self.region):  # e.g. add_: the region's gradient passes through
+        elif _same_view(inside, region_grad):  # e.g. add_: the region's gradient passes through
             merged = whole
         else:  # one private copy of the gradient, region overwritten in place
-            shared = whole._storage is grad._storage or any(
-                r is not None and r._storage is whole._storage for r in others
-            )
-            merged = whole.clone() if shared else whole
+            if not whole.is_contiguous():
+                merged = whole.contiguous()  # a single-value gradient: this copy is the private one
+            elif whole._storage is grad._storage or any(r is not None and r._storage is whole._storage for r in others):
+                merged = whole.clone()
+            else:
+                merged = whole
             merged._storage.backend.as_strided(merged._array.reshape(-1), *self.region)[...] = inside._array
         if self.storage_geometry is not None:
             merged = merged.as_strided(*self.storage_geometry[1:])
         results[self.view_input] = merged
         return tuple(results)
 
+    def _whole_and_region(self, grad):
+        """The base's gradient in a layout ``region`` describes, and the view's part of it.
 
-def _is_region_of(t: Tensor, whole: Tensor, region) -> bool:
-    """Whether ``t`` is exactly the window ``region`` of ``whole``'s memory (nothing to write)."""
-    size, stride, offset = region
+        A gradient with one value everywhere (what ``sum`` and ``mean`` send back) is kept as it is:
+        any region of it is that value, so the base's gradient is copied only if a region is written
+        (``mul_`` through a view), and that copy is private, so it needs no second clone. The region
+        is filled in a fresh contiguous array: numpy's ufuncs run 3-4x slower on a stride-0 or
+        strided input than on a contiguous one, and a fill costs less than that difference."""
+        if self.storage_geometry is not None:
+            numel, shape, stride, offset = self.storage_geometry
+            whole = ViewScatter.apply(grad, numel, shape, stride, offset)
+        elif _is_single_value(grad) and not grad_mode.state.enabled:
+            size = self.region[0]
+            return grad, grad.as_strided(size, (0,) * len(size), grad._offset).contiguous()
+        else:
+            whole = grad.contiguous()
+        return whole, region_of(whole, *self.region)
+
+
+def _is_single_value(t: Tensor) -> bool:
+    """Whether every element of ``t`` is one memory location (an expanded scalar)."""
+    return all(s == 0 or n == 1 for n, s in zip(t._array.shape, t.stride()))
+
+
+def _same_view(t: Tensor, view: Tensor) -> bool:
+    """Whether ``t`` is exactly the window ``view`` shows of the same memory."""
     return (
-        t._storage is whole._storage and t._array.shape == tuple(size) and t.stride() == tuple(stride)
-        and t._offset == whole._offset + offset
+        t._storage is view._storage and t._array.shape == view._array.shape and t.stride() == view.stride()
+        and t._offset == view._offset
     )
 
 
