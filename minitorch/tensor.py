@@ -504,6 +504,7 @@ class Tensor:
         node = self.grad_fn
         if node._retain_grad_tensors is None:
             node._retain_grad_tensors = {}
+            node._hooked = True
         node._retain_grad_tensors[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook):
@@ -517,6 +518,7 @@ class Tensor:
         node = self.grad_fn
         if node._tensor_pre_hooks is None:
             node._tensor_pre_hooks = {}
+            node._hooked = True
         per_output, handle = add_hook(node._tensor_pre_hooks.get(self._output_nr), hook)
         node._tensor_pre_hooks[self._output_nr] = per_output
         return handle

@@ -155,3 +155,12 @@ def test_sparse_gradient_meets_an_array_node(device):
     (emb * 2).sum().backward()
     assert weight.grad.is_sparse
     np.testing.assert_array_equal(weight.grad.to_dense().cpu().numpy()[[1, 3]], np.full((2, 3), 2.0))
+
+
+def test_zero_dim_gradients_meeting_at_one_input():
+    # 0-dim numpy arithmetic returns numpy scalars, not arrays; they meet in x's buffer and must still add up
+    x = minitorch.tensor(1.5, dtype=minitorch.float64, requires_grad=True)
+    y = minitorch.tensor(2.0, dtype=minitorch.float64, requires_grad=True)
+    (x * y + x / y - x).backward()
+    assert x.grad.item() == 2.0 + 0.5 - 1.0 and x.grad.shape == ()
+    assert y.grad.item() == 1.5 - 1.5 / 4.0

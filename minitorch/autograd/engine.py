@@ -54,12 +54,13 @@ def run_backward(
     captured = {edge: None for edge in input_edges} if input_edges is not None else None
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
     buffers: dict[Node, list] = {root: [None]}
+    reach = wanted["reach"] if wanted is not None else None
     ready = [root]
     with grad_mode.set_grad_enabled(create_graph), _quiet_floating_point(outputs if on_arrays else ()):
         while ready:
             node = ready.pop()
             grads = buffers.pop(node)
-            if node._tensor_pre_hooks or node._retain_grad_tensors or type(node) is AccumulateGrad:
+            if node._hooked or type(node) is AccumulateGrad:
                 grads = _run_tensor_pre_hooks(node, _as_tensors(node, grads), create_graph, owned)
             if captured is not None:
                 for nr, g in enumerate(grads):
@@ -73,21 +74,26 @@ def run_backward(
                 continue
             if node is root:
                 grad_inputs = root.seeds
-            elif on_arrays and node.array_derivative and not (node._pre_hooks or node._post_hooks):
+            elif on_arrays and node.array_derivative and not node._hooked:
                 grad_inputs = _call_on_arrays(node, grads)
             else:
                 grad_inputs = _call_node(node, _as_tensors(node, grads))
             if not retain_graph:
                 node.release_saved()
             for (child, nr), g in zip(node.next_functions, grad_inputs):
-                if child is None or (wanted is not None and child not in wanted["reach"]):
+                if child is None or (reach is not None and child not in reach):
                     continue
                 slots = buffers.get(child)
                 if slots is None:
                     slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
                     old = slots[nr]
-                    slots[nr] = g if old is None else _sum_grads(child, nr, old, g)
+                    if old is None:
+                        slots[nr] = g
+                    elif type(old) is type(g):  # two arrays, two dense or two sparse Tensors
+                        slots[nr] = old + g
+                    else:
+                        slots[nr] = _sum_grads(child, nr, old, g)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     ready.append(child)
@@ -126,7 +132,8 @@ def _as_tensors(node: Node, grads: list) -> list:
 
 
 def _sum_grads(child: Node, nr: int, old, g):
-    """Two gradients meeting at one output: arrays add as arrays; a sparse one stays a Tensor."""
+    """Two gradients of different types meeting at one output: arrays (or a numpy scalar, what 0-dim numpy
+    arithmetic returns) and dense Tensors add as arrays; a sparse one stays a Tensor."""
     old_is_tensor, g_is_tensor = _is_tensor(old), _is_tensor(g)
     if not old_is_tensor and not g_is_tensor:
         return old + g
@@ -139,45 +146,42 @@ def _sum_grads(child: Node, nr: int, old, g):
     return g + old if old.is_sparse and not g.is_sparse else old + g
 
 
-def _call_on_arrays(node: Node, grads: list) -> tuple:
+def _call_on_arrays(node: Node, grads: list) -> list:
     """A node's backward evaluated on arrays, its gradients checked against the inputs (as validate_grads)."""
+    ndarray = node.backend.ndarray
     flowing = False
     for nr, g in enumerate(grads):
         if g is not None:
             flowing = True
-            if _is_tensor(g):
+            if type(g) is not ndarray and _is_tensor(g):
                 if not g._dense:  # a sparse gradient: the Tensor path knows its layout
                     return _call_node(node, _as_tensors(node, grads))
                 grads[nr] = g._array
     if not flowing:
-        return (None,) * len(node.next_functions)
+        return [None] * len(node.next_functions)
     try:
         grad_inputs = node._evaluate_on_arrays(grads)
     except Exception:
         if node._traceback is not None:
             report_failure(node)
         raise
-    metas = node._input_meta
-    result = list(grad_inputs)
-    backend = node.backend
-    for i, g in enumerate(grad_inputs):
-        if g is None:
-            continue
-        meta = metas[i] if i < len(metas) else None
-        if meta is None:
-            result[i] = None
-            continue
-        shape, dtype = meta
-        if g.shape != shape:
-            if not _expandable(shape, g.shape):
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
-                )
-            g = node.sum_to_shape(g, shape)
-        if backend.dtype_of(g) is not dtype:
-            g = g.astype(backend.array_dtype(dtype))
-        result[i] = g
+    result = []
+    for i, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):  # an op has one meta per input
+        if g is not None:
+            if meta is None:  # an input that wants no gradient
+                g = None
+            else:
+                shape, dtype = meta
+                if g.shape != shape:
+                    if not _expandable(shape, g.shape):
+                        raise RuntimeError(
+                            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                            f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                        )
+                    g = node.sum_to_shape(g, shape)
+                if node.backend.dtype_of(g) is not dtype:
+                    g = g.astype(node.backend.array_dtype(dtype))
+        result.append(g)
     return result
 
 

@@ -63,6 +63,7 @@ class Node:
     _tensor_pre_hooks = None  # {output_nr: {id: fn(grad) -> grad | None}} from Tensor.register_hook
     _retain_grad_tensors = None  # {output_nr: weakref to a tensor that called retain_grad()}
     _traceback = None  # forward stack, recorded under detect_anomaly
+    _hooked = False  # whether any of the four hook fields above was ever set (the engine checks only this)
     # True for ops whose backward is plain arithmetic (+ - * / and Python numbers) on its grads and
     # saved values: the engine may then evaluate it on the raw arrays (first-order backward, no Tensors).
     array_derivative = False
@@ -92,8 +93,8 @@ class Node:
         if saved is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self._on_arrays:
-            return tuple(s.unpack_array(self) if type(s) is SavedTensor else s for s in saved)
-        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in saved)
+            return tuple([s.unpack_array(self) if type(s) is SavedTensor else s for s in saved])
+        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
 
     def release_saved(self) -> None:
         if self._saved:
@@ -102,10 +103,12 @@ class Node:
     # hooks ----------------------------------------------------------------------------------
     def register_prehook(self, fn) -> RemovableHandle:
         self._pre_hooks, handle = add_hook(self._pre_hooks, fn)
+        self._hooked = True
         return handle
 
     def register_hook(self, fn) -> RemovableHandle:
         self._post_hooks, handle = add_hook(self._post_hooks, fn)
+        self._hooked = True
         return handle
 
     # evaluation -----------------------------------------------------------------------------

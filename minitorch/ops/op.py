@@ -120,7 +120,8 @@ class Op(Node):
         for i, out in enumerate(outputs):
             if out._storage.dtype.is_floating_point:
                 out._grad_fn = self
-                out._output_nr = i
+                if i:
+                    out._output_nr = i
                 out._requires_grad = True
         if anomaly._enabled:
             anomaly.record_traceback(self)
@@ -143,8 +144,20 @@ class Op(Node):
         return SavedTensor(arg)
 
     def _evaluate(self, *grads):
-        """backward may return grads for the leading (tensor) inputs only; the rest are None."""
-        result = self.backward(*grads)
+        return self._per_input(self.backward(*grads))
+
+    def _evaluate_on_arrays(self, grads):
+        self._on_arrays = True  # saved_tensors and constant() hand out arrays
+        try:
+            result = self.backward(*grads)
+        finally:
+            self._on_arrays = False
+        if type(result) is tuple and len(result) == len(self.next_functions):
+            return result
+        return self._per_input(result)
+
+    def _per_input(self, result) -> tuple:
+        """backward may return one gradient, or grads for the leading (tensor) inputs only; the rest are None."""
         if type(result) is not tuple:
             result = (result,)
         missing = len(self.next_functions) - len(result)
