@@ -161,6 +161,7 @@ def test_zero_dim_gradients_meeting_at_one_input():
     # 0-dim numpy arithmetic returns numpy scalars, not arrays; they meet in x's buffer and must still add up
     x = minitorch.tensor(1.5, dtype=minitorch.float64, requires_grad=True)
     y = minitorch.tensor(2.0, dtype=minitorch.float64, requires_grad=True)
-    (x * y + x / y - x).backward()
+    v = minitorch.tensor([3.0], dtype=minitorch.float64, requires_grad=True)
+    ((x * y + x / y - x) + (v * y).sum()).backward()  # y: a numpy scalar from x * y, a 0-dim array from v * y
     assert x.grad.item() == 2.0 + 0.5 - 1.0 and x.grad.shape == ()
-    assert y.grad.item() == 1.5 - 1.5 / 4.0
+    assert y.grad.item() == 1.5 - 1.5 / 4.0 + 3.0 and y.grad.shape == ()
