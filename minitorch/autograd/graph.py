@@ -92,8 +92,15 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        if self._on_arrays:
-            return tuple([s.unpack_array(self) if type(s) is SavedTensor else s for s in saved])
+        if self._on_arrays:  # the version check of SavedTensor.unpack, then the bare array
+            arrays = []
+            for s in saved:
+                if type(s) is SavedTensor:
+                    if s.tensor._storage.version != s.version:
+                        raise RuntimeError(_modified_message(s.tensor, self, s, s.tensor._storage.version))
+                    s = s.tensor._array
+                arrays.append(s)
+            return tuple(arrays)
         return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
 
     def release_saved(self) -> None:
@@ -214,12 +221,6 @@ class SavedTensor:
         alias._requires_grad = True
         return alias
 
-    def unpack_array(self, owner: Node):
-        """The saved value's array (version-checked), for a derivative evaluated on arrays."""
-        tensor = self.tensor
-        if tensor._storage.version != self.version:
-            raise RuntimeError(_modified_message(tensor, owner, self, tensor._storage.version))
-        return tensor._array
 
 
 def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> str:
