@@ -165,3 +165,31 @@ def test_zero_dim_gradients_meeting_at_one_input():
     ((x * y + x / y - x) + (v * y).sum()).backward()  # y: a numpy scalar from x * y, a 0-dim array from v * y
     assert x.grad.item() == 2.0 + 0.5 - 1.0 and x.grad.shape == ()
     assert y.grad.item() == 1.5 - 1.5 / 4.0 + 3.0 and y.grad.shape == ()
+
+
+def test_array_gradients_reach_every_kind_of_node():
+    class Double(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    a = minitorch.tensor([1.0, 2.0], dtype=minitorch.float64, requires_grad=True)
+    (Double.apply(a).exp() * 3).sum().backward()  # Exp hands an array to a custom Function's node
+    np.testing.assert_allclose(a.grad.numpy(), 6 * np.exp([2.0, 4.0]))
+    b = minitorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    c = b * 1
+    c[0:2].mul_(2)
+    (c * 3).sum().backward()  # Mul hands an array to CopySlices
+    assert b.grad.tolist() == [6.0, 6.0, 3.0]
+
+
+def test_meta_tensors_backward_on_arrays():
+    x = minitorch.randn(3, 2, device="meta", requires_grad=True)
+    y = minitorch.randn(2, device="meta", dtype=minitorch.float64, requires_grad=True)
+    (x * y + x / y - y).tanh().exp().sum().backward()
+    assert x.grad.shape == (3, 2) and x.grad.dtype is minitorch.float32 and x.grad.device.type == "meta"
+    assert y.grad.shape == (2,) and y.grad.dtype is minitorch.float64
