@@ -1,6 +1,7 @@
 """Side-by-side benchmarks: each case runs minitorch and a hand-written numpy version of the same
-forward and backward in the same process, after a warm-up, several repeats, reporting medians
-and the ratio minitorch / numpy. PyTorch is added as a column when it happens to be installed.
+forward and backward in the same process, several repeats taken in turns (each after a warm-up run),
+reporting medians and the ratio minitorch / numpy (the median of the per-turn ratios). PyTorch is
+added as a column when it happens to be installed.
 
     python -m benchmarks                 # every case but the heavy ones (sparse_mm), CPU
     python -m benchmarks --all           # every case, sparse_mm included
@@ -27,16 +28,23 @@ import minitorch
 from . import cases
 
 
-def _median_seconds(fn, repeats: int, sync) -> float:
-    fn()  # warm-up
-    sync()
-    times = []
+def _interleaved_medians(functions, repeats: int, sync) -> tuple[list[float], float]:
+    """Median seconds of each function, and the median over repeats of first / second.
+
+    The functions take turns (minitorch, numpy, [torch], minitorch, ...), so a change of load on a shared
+    machine hits every column alike and the ratio is taken turn by turn. Each turn runs its function once
+    untimed first: the timed run finds the caches warm, as in a training loop, not left by the other side."""
+    times: list[list[float]] = [[] for _ in functions]
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for fn, column in zip(functions, times):
+            fn()  # warm-up
+            sync()
+            start = time.perf_counter()
+            fn()
+            sync()
+            column.append(time.perf_counter() - start)
+    ratio = statistics.median(a / b for a, b in zip(times[0], times[1]))
+    return [statistics.median(column) for column in times], ratio
 
 
 def _peak_mib(fn) -> float:
@@ -95,12 +103,13 @@ def main(argv=None) -> None:
     names = args.case or (list(cases.CASES) if args.all else default_cases())
     for name in names:
         case = cases.CASES[name](args.device)
-        mini = _median_seconds(case.minitorch, args.repeats, sync) * case.scale
-        ref = _median_seconds(case.numpy, args.repeats, sync) * case.scale
-        row = {"case": name, "unit": case.unit, "minitorch": mini, "numpy": ref, "ratio": mini / ref}
-        line = f"{name:<18}{case.unit:>6}{mini:>12.3f}{ref:>12.3f}{mini / ref:>8.2f}"
-        if with_torch and case.torch is not None:
-            row["torch"] = _median_seconds(case.torch, args.repeats, sync) * case.scale
+        functions = [case.minitorch, case.numpy] + ([case.torch] if with_torch and case.torch is not None else [])
+        medians, ratio = _interleaved_medians(functions, args.repeats, sync)
+        mini, ref = medians[0] * case.scale, medians[1] * case.scale
+        row = {"case": name, "unit": case.unit, "minitorch": mini, "numpy": ref, "ratio": ratio}
+        line = f"{name:<18}{case.unit:>6}{mini:>12.3f}{ref:>12.3f}{ratio:>8.2f}"
+        if len(medians) > 2:
+            row["torch"] = medians[2] * case.scale
             line += f"{row['torch']:>12.3f}"
         print(line)
         if case.peak_memory and args.device == "cpu":

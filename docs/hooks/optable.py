@@ -229,6 +229,8 @@ def render_op_table() -> str:
             kind = {"none": "none: never differentiated", "table": f"table `{info['where']}`"}.get(
                 info["kind"], f"`{info['where']}`"
             )
+            if cls.array_derivative is True:  # a class flag (Div's is a property: only unrounded division)
+                kind += "; runs on arrays"
             names = callers.get(cls.__name__, []) or ([info["key"]] if info["kind"] == "table" else [])
             users = ", ".join(f"`{n}`" for n in names)
             lines.append(f"| `{cls.__name__}` | `{_grad_fn_name(cls)}` | {_saves(cls)} | {kind} | {users} |")
