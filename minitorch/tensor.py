@@ -587,8 +587,12 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 def from_array(array, backend, device, cls: type = None) -> Tensor:
-    """A new tensor (of ``cls``, a Tensor subclass, if given) owning a fresh backend array."""
-    buffer, array = backend.buffer_of(array)
+    """A new tensor (of ``cls``, a Tensor subclass, if given) owning a fresh backend array (every op's result
+    goes through here: the row-major case is tested first, inline)."""
+    if type(array) is backend.ndarray and array.flags.c_contiguous:
+        buffer = array.reshape(-1)
+    else:
+        buffer, array = backend.buffer_of(array)
     t = object.__new__(cls or Tensor)
     t._array = array
     t._storage = Storage(buffer, backend, device, backend.dtype_of(array))

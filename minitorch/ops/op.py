@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from ..autograd import anomaly, grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
-from ..storage import Storage
-from ..tensor import Tensor, view_requires_grad
+from ..tensor import Tensor, from_array, view_requires_grad
 
 
 class Op(Node):
@@ -79,22 +78,7 @@ class Op(Node):
 
     def wrap(self, array) -> Tensor:
         """A Tensor owning ``array`` (a fresh kernel result) on this op's device."""
-        backend = self.backend
-        if type(array) is backend.ndarray and array.flags.c_contiguous:  # the common case, inlined
-            buffer = array.reshape(-1)
-        else:
-            buffer, array = backend.buffer_of(array)
-        t = object.__new__(Tensor)
-        t._array = array
-        t._storage = Storage(buffer, backend, self.device, backend.dtype_of(array))
-        t._offset = 0
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
-        if grad_mode.state.inference:
-            t._autograd_meta().is_inference = True
-        return t
+        return from_array(array, self.backend, self.device)
 
     def _record(self, args, outputs) -> None:
         """Make this op a node of the graph: edges, input metadata, saved tensors, outputs."""
