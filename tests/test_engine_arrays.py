@@ -193,3 +193,21 @@ def test_meta_tensors_backward_on_arrays():
     (x * y + x / y - y).tanh().exp().sum().backward()
     assert x.grad.shape == (3, 2) and x.grad.dtype is minitorch.float32 and x.grad.device.type == "meta"
     assert y.grad.shape == (2,) and y.grad.dtype is minitorch.float64
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        lambda: minitorch.tensor(2.0, dtype=minitorch.float64),  # 0-dim: numpy would promote, PyTorch does not
+        lambda: minitorch.tensor([1, 2, 3]),  # int64
+        lambda: minitorch.tensor([[1.0, 2.0, 3.0]] * 2),  # broadcasts x up
+        lambda: minitorch.tensor([True, False, True]),
+    ],
+    ids=["0dim_float64", "int64", "broadcast", "bool"],
+)
+@pytest.mark.parametrize("fn", [lambda x, o: x * o, lambda x, o: x / (o + 1), lambda x, o: (x + o).exp()])
+def test_operands_without_grad_keep_the_gradient_exact(other, fn):
+    x = minitorch.tensor([0.5, 1.5, 2.5], requires_grad=True)
+    on_arrays, on_tensors = _both_modes(lambda x: fn(x, other()), (x,))
+    _assert_identical(on_arrays, on_tensors)
+    assert on_arrays[0].dtype is minitorch.float32 and on_arrays[0].shape == (3,)

@@ -149,6 +149,7 @@ def _sum_grads(child: Node, nr: int, old, g):
 def _call_on_arrays(node: Node, grads: list) -> list:
     """A node's backward evaluated on arrays, its gradients checked against the inputs (as validate_grads)."""
     ndarray = node.backend.ndarray
+    uniform = node._uniform  # the dtype of inputs and output when they all match (see Op._uniform)
     flowing = False
     for nr, g in enumerate(grads):
         if g is not None:
@@ -156,7 +157,9 @@ def _call_on_arrays(node: Node, grads: list) -> list:
             if type(g) is not ndarray and _is_tensor(g):
                 if not g._dense:  # a sparse gradient: the Tensor path knows its layout
                     return _call_node(node, _as_tensors(node, grads))
-                grads[nr] = g._array
+                g = grads[nr] = g._array
+            if g.dtype is not uniform:  # e.g. a seed of another dtype
+                uniform = None
     if not flowing:
         return [None] * len(node.next_functions)
     try:
@@ -165,6 +168,8 @@ def _call_on_arrays(node: Node, grads: list) -> list:
         if node._traceback is not None:
             report_failure(node)
         raise
+    if uniform is not None:  # shapes and dtypes all agree: nothing to reduce or cast
+        return grad_inputs
     result = []
     for i, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):  # an op has one meta per input
         if g is not None:

@@ -21,7 +21,11 @@ from ..tensor import Tensor, from_array, view_requires_grad
 class Op(Node):
     """Base class of built-in ops (the node recorded for an op *is* its instance)."""
 
-    __slots__ = ("backend", "device")  # set for every op: slots, not the instance dict
+    # set for every op (the first two) or every recorded op: slots, not the instance dict. _uniform: for an op
+    # with array_derivative, the output's array dtype when every tensor input has the output's dtype and every
+    # input that wants a gradient its shape; arithmetic on gradients of that dtype then gives each input's
+    # gradient exactly, so the engine skips its broadcast and dtype checks.
+    __slots__ = ("backend", "device", "_uniform")
 
     save_inputs: tuple = ()
     save_output: bool = False
@@ -86,14 +90,24 @@ class Op(Node):
         while last and not isinstance(args[last - 1], Tensor):  # trailing dims/flags are not inputs
             last -= 1
         edges, metas = [], []
-        for a in args[:last]:
+        out = outputs[0]
+        uniform = self.array_derivative  # and, so far, every tensor input has out's dtype, and out's shape if
+        for a in args[:last]:  # it wants a gradient
             if isinstance(a, Tensor):
                 edge = edge_of(a)
                 edges.append(edge)
-                metas.append((a._array.shape, a._storage.dtype) if edge[0] is not None else None)
+                if uniform and a._storage.dtype is not out._storage.dtype:
+                    uniform = False
+                if edge[0] is None:
+                    metas.append(None)
+                    continue
+                metas.append((a._array.shape, a._storage.dtype))
+                if uniform and a._array.shape != out._array.shape:
+                    uniform = False
             else:
                 edges.append((None, 0))
                 metas.append(None)
+        self._uniform = out._array.dtype if uniform else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
