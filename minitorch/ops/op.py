@@ -89,38 +89,43 @@ class Op(Node):
         last = len(args)
         while last and not isinstance(args[last - 1], Tensor):  # trailing dims/flags are not inputs
             last -= 1
-        edges, metas = [], []
         out = outputs[0]
+        out_shape, out_dtype = out._array.shape, out._storage.dtype
         uniform = self.array_derivative  # and, so far, every tensor input has out's dtype, and out's shape if
-        for a in args[:last]:  # it wants a gradient
-            if isinstance(a, Tensor):
-                edge = edge_of(a)
-                edges.append(edge)
-                if uniform and a._storage.dtype is not out._storage.dtype:
-                    uniform = False
-                if edge[0] is None:
-                    metas.append(None)
-                    continue
-                metas.append((a._array.shape, a._storage.dtype))
-                if uniform and a._array.shape != out._array.shape:
-                    uniform = False
-            else:
+        edges, metas = [], []  # it wants a gradient
+        for i in range(last):
+            a = args[i]
+            if not isinstance(a, Tensor):
                 edges.append((None, 0))
                 metas.append(None)
+                continue
+            edge = edge_of(a)
+            edges.append(edge)
+            shape, dtype = a._array.shape, a._storage.dtype
+            if edge[0] is None:
+                metas.append(None)
+                uniform = uniform and dtype is out_dtype
+            else:
+                metas.append((shape, dtype))
+                uniform = uniform and dtype is out_dtype and shape == out_shape
         self._uniform = out._array.dtype if uniform else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
         if self.save_output:
-            saved.append(SavedTensor(outputs[0], 0))
+            saved.append(SavedTensor(out, 0))
         self._saved = tuple(saved)
         self._n_outputs = len(outputs)
-        for i, out in enumerate(outputs):
-            if out._storage.dtype.is_floating_point:
+        if len(outputs) == 1:
+            if out_dtype.is_floating_point:
                 out._grad_fn = self
-                if i:
-                    out._output_nr = i
                 out._requires_grad = True
+        else:
+            for i, output in enumerate(outputs):
+                if output._storage.dtype.is_floating_point:
+                    output._grad_fn = self
+                    output._output_nr = i
+                    output._requires_grad = True
         if anomaly._enabled:
             anomaly.record_traceback(self)
 
