@@ -7,6 +7,7 @@ added as a column when it happens to be installed.
     python -m benchmarks --all           # every case, sparse_mm included
     python -m benchmarks --case overhead views_inplace --repeats 7 --json out.json
     python -m benchmarks --device cuda   # CuPy versions
+    python -m benchmarks --case overhead --profile 15   # where minitorch's time goes (cProfile)
 
 Cases marked ``peak_memory`` (mlp_step, elementwise_big) also get a second table: the peak memory one run
 allocates, traced by ``tracemalloc`` the same way on both sides (numpy reports its buffers to it; memory that
@@ -58,6 +59,21 @@ def _peak_mib(fn) -> float:
         tracemalloc.stop()
 
 
+def _profile(case, name: str, repeats: int, top: int) -> None:
+    """cProfile of ``repeats`` runs of the case's minitorch side (after a warm-up): where the time goes."""
+    import cProfile
+    import pstats
+
+    case.minitorch()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(repeats):
+        case.minitorch()
+    profiler.disable()
+    print(f"\n== {name}: {repeats} runs of the minitorch side (cProfile adds about 2x to Python-heavy code)")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
+
+
 def default_cases() -> list[str]:
     """What ``python -m benchmarks`` runs with no ``--case``: every case that is not ``heavy``."""
     return [name for name, case in cases.CASES.items() if not case.heavy]
@@ -82,9 +98,16 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every column (default 1)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--json", default=None, help="also write the results to this file")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="instead of timing, profile each case's minitorch side (cProfile, --repeats runs) "
+                             "and print its N most expensive functions by own time")
     args = parser.parse_args(argv)
 
     minitorch.set_num_threads(args.threads)
+    if args.profile:
+        for name in args.case or (list(cases.CASES) if args.all else default_cases()):
+            _profile(cases.CASES[name](args.device), name, args.repeats, args.profile)
+        return
     with_torch = _torch_available() and args.device == "cpu"
     if with_torch:
         import torch

@@ -80,6 +80,16 @@ def test_the_table_and_json_include_peak_memory(tmp_path, capsys, monkeypatch):
     assert "peak_mib_numpy" not in rows["views_inplace"] and rows["views_inplace"]["ratio"] > 0
 
 
+def test_profile_prints_where_the_time_goes(capsys):
+    threads = torch.get_num_threads()
+    try:
+        run.main(["--case", "overhead", "--repeats", "2", "--profile", "5"])
+    finally:
+        torch.set_num_threads(threads)
+    printed = capsys.readouterr().out
+    assert "== overhead: 2 runs" in printed and "_record" in printed and "ratio" not in printed  # no timing table
+
+
 def _small_init(case_class):
     def __init__(self, device):
         case_class.__init__(self, device, small=True)
