@@ -39,6 +39,10 @@ def test_the_fast_path_is_taken_for_arithmetic_ops_only():
     for op in (Add, Sub, Mul, Neg):
         assert op.array_derivative
     assert not Node.array_derivative
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    assert (x**2).grad_fn.array_derivative and (x / 2).grad_fn.array_derivative
+    for y in (x**0, x**x, 2**x, x // 2):  # zero gradients or where(): Tensor path
+        assert not y.grad_fn.array_derivative
     assert OPS["tanh"].array_derivative and not OPS["sin"].array_derivative  # sin' needs x.cos()
 
 
@@ -57,8 +61,9 @@ def test_unary_derivatives_on_arrays_match_tensors(name, shape, seed):
         lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b, lambda a, b: -a * b,
         lambda a, b: minitorch.add(a, b, alpha=2.5), lambda a, b: minitorch.sub(a, b, alpha=-3),
         lambda a, b: (a * 2 - 1.5) / (b + 3), lambda a, b: 2 / a - b * 0.5,
+        lambda a, b: a**2 + b**-1 - a**0.5 * b**3,
     ],
-    ids=["add", "sub", "mul", "div", "neg", "add_alpha", "sub_alpha", "scalars", "reflected"],
+    ids=["add", "sub", "mul", "div", "neg", "add_alpha", "sub_alpha", "scalars", "reflected", "pow_number"],
 )
 @given(
     shapes=st.sampled_from([((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 2)), ((4, 1, 2), (3, 1))]),

@@ -74,7 +74,7 @@ def run_backward(
                 continue
             if node is root:
                 grad_inputs = root.seeds
-            elif on_arrays and node.array_derivative and not node._hooked:
+            elif on_arrays and node._arrays and not node._hooked:
                 grad_inputs = _call_on_arrays(node, grads)
             else:
                 grad_inputs = _call_node(node, _as_tensors(node, grads))

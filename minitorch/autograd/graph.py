@@ -67,6 +67,7 @@ class Node:
     # True for ops whose backward is plain arithmetic (+ - * / and Python numbers) on its grads and
     # saved values: the engine may then evaluate it on the raw arrays (first-order backward, no Tensors).
     array_derivative = False
+    _arrays = False  # whether this recorded node does (Op._record decides: array_derivative, one dtype)
     _on_arrays = False  # set while the engine evaluates this node on arrays: saved_tensors gives arrays
 
     def __init__(self):

@@ -194,8 +194,15 @@ class Pow(Elementwise):
 
     save_inputs = (0, 1)
     save_output = True
+    exponent = None  # a Python number exponent (``x ** 2``), else None
+
+    @property
+    def array_derivative(self) -> bool:  # grad * b * a ** (b - 1): arithmetic when b is a number other than 0
+        return self.exponent is not None and self.exponent != 0
 
     def compute(self, a, b):
+        if type(b) in _SCALAR_TYPES:
+            self.exponent = b
         a, b, dtype = promote(self, a, b)
         xp = self.xp
         if dtype.kind not in "iu":

@@ -21,11 +21,13 @@ from ..tensor import Tensor, from_array, view_requires_grad
 class Op(Node):
     """Base class of built-in ops (the node recorded for an op *is* its instance)."""
 
-    # set for every op (the first two) or every recorded op: slots, not the instance dict. _uniform: for an op
-    # with array_derivative, the output's array dtype when every tensor input has the output's dtype and every
-    # input that wants a gradient its shape; arithmetic on gradients of that dtype then gives each input's
-    # gradient exactly, so the engine skips its broadcast and dtype checks.
-    __slots__ = ("backend", "device", "_uniform")
+    # Set for every op (the first two) or every recorded op: slots, not the instance dict.
+    # _arrays: the engine may run backward on arrays (Node._arrays): array_derivative, and every tensor input
+    #   has the output's dtype. (numpy promotes mixed dtypes differently from PyTorch: float32 * int64 or a
+    #   0-dim float64 give float64 there, float32 here; such a node keeps Tensors, so rounding stays PyTorch's.)
+    # _uniform: the output's array dtype when, moreover, every input that wants a gradient has the output's
+    #   shape: the arithmetic then gives each input's gradient exactly, and the engine checks nothing.
+    __slots__ = ("backend", "device", "_arrays", "_uniform")
 
     save_inputs: tuple = ()
     save_output: bool = False
@@ -91,8 +93,8 @@ class Op(Node):
             last -= 1
         out = outputs[0]
         out_shape, out_dtype = out._array.shape, out._storage.dtype
-        uniform = self.array_derivative  # and, so far, every tensor input has out's dtype, and out's shape if
-        edges, metas = [], []  # it wants a gradient
+        same_dtype = same_shape = True  # every tensor input has out's dtype; every one wanting a gradient its shape
+        edges, metas = [], []
         for i in range(last):
             a = args[i]
             if not isinstance(a, Tensor):
@@ -102,13 +104,14 @@ class Op(Node):
             edge = edge_of(a)
             edges.append(edge)
             shape, dtype = a._array.shape, a._storage.dtype
+            same_dtype = same_dtype and dtype is out_dtype
             if edge[0] is None:
                 metas.append(None)
-                uniform = uniform and dtype is out_dtype
             else:
                 metas.append((shape, dtype))
-                uniform = uniform and dtype is out_dtype and shape == out_shape
-        self._uniform = out._array.dtype if uniform else None
+                same_shape = same_shape and shape == out_shape
+        self._arrays = self.array_derivative and same_dtype
+        self._uniform = out._array.dtype if self._arrays and same_shape else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []

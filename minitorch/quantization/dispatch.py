@@ -44,6 +44,7 @@ def apply_quantized(cls, *args, **params):
 def record(node, args, out: Tensor) -> None:
     """``node._record`` with float32 gradient metadata for quantized inputs and outputs."""
     node._record(args, (out,))
+    node._arrays, node._uniform = False, None  # saved QTensors are integer arrays: backward needs their Tensors
     node._input_meta = tuple(
         (a._array.shape, GRAD_DTYPE) if isinstance(a, QTensor) and meta is not None else meta
         for a, meta in zip(args, node._input_meta)
