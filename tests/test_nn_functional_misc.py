@@ -1,5 +1,7 @@
 """nn.functional linear, dropout, normalization, embedding and one_hot."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -103,6 +105,21 @@ def test_dropout_edge_cases(device):
         F.dropout(x, 1.5)
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"):
         F.dropout2d(x.reshape(1, 1, 1, 3), -0.1)
+
+
+def test_channel_dropout_rank_warnings():
+    with pytest.warns(UserWarning, match=r"dropout2d: Received a 5-D input to dropout2d, .* with 2 spatial dimensions, "
+                                         r"a channel dimension, and an optional batch dimension \(i.e. 3D or 4D inputs\)"):
+        F.dropout2d(torch.ones(1, 1, 1, 1, 1), 0.5)
+    with pytest.warns(UserWarning, match=r"dropout3d: Received a 3-D input to dropout3d, .* with 3 spatial dimensions, "
+                                         r"a channel dimension, and an optional batch dimension \(i.e. 4D or 5D inputs\)"):
+        F.dropout3d(torch.ones(1, 1, 1), 0.5)
+    with pytest.warns(UserWarning, match="dropout2d: Received a 3D input to dropout2d and assuming"):
+        F.dropout2d(torch.ones(2, 3, 4), 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.dropout2d(torch.ones(2, 3, 4, 4), 0.5)
+        F.dropout3d(torch.ones(3, 2, 2, 2), 0.5)
 
 
 def test_dropout_gradcheck_with_fixed_mask():
@@ -215,6 +232,18 @@ def test_group_and_instance_norm_values(device):
     np.testing.assert_allclose(out.cpu().numpy(), np_normalize(a, (2,)), rtol=1e-10)
     np.testing.assert_allclose(running_mean.cpu().numpy(), 0.1 * a.mean(2).mean(0), rtol=1e-12)
     np.testing.assert_allclose(running_var.cpu().numpy(), 0.9 + 0.1 * a.var(2, ddof=1).mean(0), rtol=1e-12)
+
+
+def test_batch_and_instance_norm_errors():
+    x = torch.zeros(2, 3, 4)
+    with pytest.raises(RuntimeError, match="batch_norm: running_mean and running_var must be defined in evaluation"):
+        F.batch_norm(x, None, None, training=False)
+    with pytest.raises(RuntimeError, match="Expected running_mean and running_var to be defined when use_input_stats"):
+        F.instance_norm(x, use_input_stats=False)
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        F.instance_norm(torch.zeros(2, 3, 1))
+    with pytest.raises(RuntimeError, match="weight should contain 3 elements not 2"):
+        F.instance_norm(x, weight=torch.ones(2))
 
 
 def test_normalize_rms_norm_local_response_norm(device):

@@ -503,6 +503,31 @@ def test_embedding_init_repr_and_padding(device):
         nn.Embedding(5, 3, padding_idx=5)
 
 
+def test_embedding_bag_padding_idx_and_shared_table(device):
+    bag = nn.EmbeddingBag(5, 3, padding_idx=-2, max_norm=1.0, mode="sum", device=device)
+    assert bag.padding_idx == 3 and (arr(bag.weight)[3] == 0).all() and bag.weight.requires_grad
+    assert repr(bag) == "EmbeddingBag(5, 3, max_norm=1.0, mode='sum', padding_idx=3)"
+    with pytest.raises(AssertionError, match="^padding_idx must be within num_embeddings"):
+        nn.EmbeddingBag(5, 3, padding_idx=5)
+    with pytest.raises(AssertionError, match="Shape of weight does not match num_embeddings and embedding_dim"):
+        nn.EmbeddingBag(5, 3, _weight=torch.zeros(5, 2))
+    frozen = nn.Embedding(4, 2, _weight=torch.ones(4, 2), _freeze=True)
+    assert not frozen.weight.requires_grad and arr(frozen.weight).tolist() == [[1.0, 1.0]] * 4
+
+
+def test_zero_fan_in_bias_init():
+    """Linear draws an empty-fan bias from U(0, 0); the conv layers leave it untouched, as PyTorch does."""
+    with pytest.warns(UserWarning, match="zero-element"):
+        linear = nn.Linear(0, 3)
+    assert arr(linear.bias).tolist() == [0.0, 0.0, 0.0]
+    with pytest.warns(UserWarning, match="zero-element"):
+        conv = nn.Conv1d(0, 2, 3)
+    conv.bias.data.fill_(7.0)
+    with pytest.warns(UserWarning, match="zero-element"):
+        conv.reset_parameters()
+    assert arr(conv.bias).tolist() == [7.0, 7.0]
+
+
 def test_embedding_forward_and_grad(device):
     m = nn.Embedding(6, 2, padding_idx=0, sparse=True, device=device)
     idx = torch.tensor([[1, 0, 3], [3, 5, 1]], device=device)

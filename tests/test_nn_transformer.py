@@ -339,6 +339,17 @@ def test_mha_errors(device):
         m(x[..., :3], x[..., :3], x[..., :3])
     with pytest.raises(AssertionError, match="query should be unbatched 2D or batched 3D tensor"):
         m(x[None], x[None], x[None])
+    with pytest.raises(AssertionError, match=r"For batched \(3-D\) `query`, expected `key` and `value` to be 3-D but "
+                                             "found 2-D and 3-D tensors respectively"):
+        m(x, x[0], x)
+    with pytest.raises(AssertionError, match=r"For unbatched \(2-D\) `query`, expected `key_padding_mask` to be `None` "
+                                             "or 1-D but found 2-D tensor instead"):
+        m(x[:, 0], x[:, 0], x[:, 0], key_padding_mask=torch.zeros(1, 3, dtype=torch.bool, device=device))
+    with pytest.raises(AssertionError, match=r"For batched \(3-D\) `query`, expected `attn_mask` to be `None`, 2-D or "
+                                             "3-D but found 1-D tensor instead"):
+        m(x, x, x, attn_mask=torch.zeros(3, device=device))
+    with pytest.raises(AssertionError, match=r"Expected `attn_mask` shape to be \(2, 3, 3\)"):
+        m(x[:, 0], x[:, 0], x[:, 0], attn_mask=torch.zeros(1, 3, 3, device=device))
     with pytest.raises(AssertionError, match="only bool and floating types of key_padding_mask are supported"):
         m(x, x, x, key_padding_mask=torch.zeros(2, 3, dtype=torch.int64, device=device))
 

@@ -139,45 +139,31 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name:
 def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
                      attn_mask: Tensor | None, num_heads: int) -> bool:
     """Check the ranks multi-head attention accepts; says whether the input is batched."""
-    if query.dim() == 3:
-        if key.dim() != 3 or value.dim() != 3:
+    rank = query.dim()
+    if rank not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {rank}-D query tensor")
+    batched = rank == 3
+    which = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.dim() != rank or value.dim() != rank:
+        raise AssertionError(
+            f"For {which} `query`, expected `key` and `value` to be {rank}-D but found "
+            f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+        )
+    if key_padding_mask is not None and key_padding_mask.dim() != rank - 1:
+        raise AssertionError(
+            f"For {which} `query`, expected `key_padding_mask` to be `None` or {rank - 1}-D but found "
+            f"{key_padding_mask.dim()}-D tensor instead"
+        )
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
             raise AssertionError(
-                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
-            )
-        if key_padding_mask is not None and key_padding_mask.dim() != 2:
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but found "
-                f"{key_padding_mask.dim()}-D tensor instead"
-            )
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                f"For {which} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
                 f"{attn_mask.dim()}-D tensor instead"
             )
-        return True
-    if query.dim() == 2:
-        if key.dim() != 2 or value.dim() != 2:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
-            )
-        if key_padding_mask is not None and key_padding_mask.dim() != 1:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but found "
-                f"{key_padding_mask.dim()}-D tensor instead"
-            )
-        if attn_mask is not None:
-            if attn_mask.dim() not in (2, 3):
-                raise AssertionError(
-                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
-                    f"{attn_mask.dim()}-D tensor instead"
-                )
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
-        return False
-    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query tensor")
+        expected = (num_heads, query.shape[0], key.shape[0])  # an unbatched 3-D mask is per head
+        if not batched and attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+    return batched
 
 
 def _in_projection_packed(query: Tensor, key: Tensor, value: Tensor, weight: Tensor, bias: Tensor | None) -> tuple:

@@ -96,19 +96,27 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _dropout("dropout1d", input, p, training, _channel_mask_shape(input, input.dim() == 3))
 
 
+def _channel_dropout(n: int, input: Tensor, p: float, training: bool, batched: bool) -> Tensor:
+    """dropout2d/3d: warn, as PyTorch does, on a rank other than n + 1 or n + 2, then zero whole channels
+    (plain dropout below 2-D)."""
+    ndim = input.dim()
+    if ndim not in (n + 1, n + 2):
+        warnings.warn(
+            f"dropout{n}d: Received a {ndim}-D input to dropout{n}d, which is deprecated and will result in an error "
+            "in a future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+            f"that dropout{n}d exists to provide channel-wise dropout on inputs with {n} spatial dimensions, a channel "
+            f"dimension, and an optional batch dimension (i.e. {n + 1}D or {n + 2}D inputs).",
+            stacklevel=3,
+        )
+    if ndim < 2:
+        return _dropout(f"dropout{n}d", input, p, training)
+    return _dropout(f"dropout{n}d", input, p, training, _channel_mask_shape(input, batched))
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels: input (N, C, H, W). A 3-D input is read as (N, C, L), as PyTorch does (with its warning)."""
     _check_probability(p)
-    ndim = input.dim()
-    if ndim not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will result in an error in a "
-            "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
-            "dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
-            stacklevel=2,
-        )
-    if ndim == 3:
+    if input.dim() == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
             "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will change "
@@ -116,26 +124,13 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
             stacklevel=2,
         )
-    if ndim < 2:
-        return _dropout("dropout2d", input, p, training)
-    return _dropout("dropout2d", input, p, training, _channel_mask_shape(input, True))
+    return _channel_dropout(2, input, p, training, batched=True)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels: input (N, C, D, H, W) or (C, D, H, W)."""
     _check_probability(p)
-    ndim = input.dim()
-    if ndim not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will result in an error in a "
-            "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
-            "dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
-            stacklevel=2,
-        )
-    if ndim < 2:
-        return _dropout("dropout3d", input, p, training)
-    return _dropout("dropout3d", input, p, training, _channel_mask_shape(input, ndim != 4))
+    return _channel_dropout(3, input, p, training, batched=input.dim() != 4)
 
 
 __all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"]

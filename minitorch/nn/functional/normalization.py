@@ -63,9 +63,8 @@ def _channel_shape(input: Tensor) -> tuple:
     return (input.shape[1],) + (1,) * (input.dim() - 2)
 
 
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:
-    """Normalize over the trailing ``normalized_shape`` dims, then ``* weight + bias`` (elementwise)."""
+def _normalized_shape(input: Tensor, normalized_shape) -> tuple:
+    """``normalized_shape`` as a tuple, checked to be the input's trailing dims (layer_norm, rms_norm)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or input.dim() < k or tuple(input.shape[-k:]) != shape:
@@ -73,6 +72,14 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size{list(input.shape)}"
         )
+    return shape
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims, then ``* weight + bias`` (elementwise)."""
+    shape = _normalized_shape(input, normalized_shape)
+    k = len(shape)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(
@@ -87,24 +94,14 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing ``normalized_shape`` dims;
     ``eps=None`` uses the machine epsilon of the input's dtype."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _normalized_shape(input, normalized_shape)
     k = len(shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[-k:]) != shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
-            f"but got input of size{list(input.shape)}"
-        )
     check_floating("rms_norm", input)
     if eps is None:
         eps = _EPS.get(input.dtype.name, 2.0**-23)
     dims = tuple(range(input.dim() - k, input.dim()))
     out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return _affine(out, weight, None)
-
-
-def _check_channels(name: str, t: Tensor | None, channels: int) -> None:
-    if t is not None and t.numel() != channels:
-        raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
 
 
 def _update_running(stat: Tensor, batch_stat, momentum: float) -> None:
@@ -115,9 +112,35 @@ def _update_running(stat: Tensor, batch_stat, momentum: float) -> None:
     stat._bump_version()
 
 
-def _normalize_with_running_stats(input: Tensor, running_mean: Tensor, running_var: Tensor, eps: float) -> Tensor:
+def _normalize_per_channel(name: str, input: Tensor, dims: tuple, count: int, running_mean: Tensor | None,
+                           running_var: Tensor | None, weight: Tensor | None, bias: Tensor | None,
+                           use_input_stats: bool, momentum: float, eps: float, no_running_stats: str,
+                           too_few_values: str) -> Tensor:
+    """batch_norm and instance_norm, which differ only in ``dims`` (normalized over; ``count`` elements) and in
+    their messages. With the input's statistics, these are folded into the running ones (averaged over the
+    batch first: instance_norm has one per sample, batch_norm a batch of one); else the running statistics
+    are used. Then ``* weight + bias`` per channel."""
+    check_floating(name, input)
+    channels = input.shape[1]
+    for arg_name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                        ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{arg_name} should contain {channels} elements not {t.numel()}")
     shape = _channel_shape(input)
-    return (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(no_running_stats)
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+        return _affine(out, weight, bias, shape)
+    if count <= 1:
+        raise ValueError(too_few_values)
+    stats = []
+    out = Normalize.apply(input, dims, eps, stats)
+    if stats and running_mean is not None:
+        _update_running(running_mean, stats[0].mean(axis=0), momentum)
+    if stats and running_var is not None:
+        _update_running(running_var, stats[1].mean(axis=0) * (count / (count - 1)), momentum)
+    return _affine(out, weight, bias, shape)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
@@ -129,26 +152,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     Evaluation uses the running statistics."""
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of shape (N, C, *), but got input of size {list(input.shape)}")
-    check_floating("batch_norm", input)
     channels = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
-        _check_channels(name, t, channels)
-    shape = _channel_shape(input)
-    if not training:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode")
-        return _affine(_normalize_with_running_stats(input, running_mean, running_var, eps), weight, bias, shape)
-    count = input.numel() // channels if channels else 0
-    if count <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    dims = (0,) + tuple(range(2, input.dim()))
-    stats = []
-    out = Normalize.apply(input, dims, eps, stats)
-    if stats and running_mean is not None:
-        _update_running(running_mean, stats[0], momentum)
-    if stats and running_var is not None:
-        _update_running(running_var, stats[1] * (count / (count - 1)), momentum)
-    return _affine(out, weight, bias, shape)
+    return _normalize_per_channel(
+        "batch_norm", input, (0,) + tuple(range(2, input.dim())), input.numel() // channels if channels else 0,
+        running_mean, running_var, weight, bias, training, momentum, eps,
+        no_running_stats="batch_norm: running_mean and running_var must be defined in evaluation mode",
+        too_few_values=f"Expected more than 1 value per channel when training, got input size {input.shape}",
+    )
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
@@ -158,25 +168,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     statistics, when given, are updated with the batch average of the per-instance statistics."""
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected an input of shape (N, C, *), got input of size {list(input.shape)}")
-    check_floating("instance_norm", input)
-    channels = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
-        _check_channels(name, t, channels)
-    shape = _channel_shape(input)
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        return _affine(_normalize_with_running_stats(input, running_mean, running_var, eps), weight, bias, shape)
-    count = math.prod(input.shape[2:])
-    if count <= 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-    stats = []
-    out = Normalize.apply(input, tuple(range(2, input.dim())), eps, stats)
-    if stats and running_mean is not None:
-        _update_running(running_mean, stats[0].mean(axis=0), momentum)
-    if stats and running_var is not None:
-        _update_running(running_var, stats[1].mean(axis=0) * (count / (count - 1)), momentum)
-    return _affine(out, weight, bias, shape)
+    return _normalize_per_channel(
+        "instance_norm", input, tuple(range(2, input.dim())), math.prod(input.shape[2:]),
+        running_mean, running_var, weight, bias, use_input_stats, momentum, eps,
+        no_running_stats="Expected running_mean and running_var to be defined when use_input_stats is false",
+        too_few_values=f"Expected more than 1 spatial element when training, got input size {input.shape}",
+    )
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,

@@ -81,6 +81,18 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
     weight._bump_version()
 
 
+def _wrap_padding_idx(padding_idx: int | None, num_embeddings: int, name: str = "Padding_idx") -> int | None:
+    """``padding_idx`` asserted to be a row of the table, a negative one counted from the end. ``name`` spells
+    it as PyTorch's message does: "Padding_idx" for embedding and Embedding, "padding_idx" for EmbeddingBag."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num_embeddings, f"{name} must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -num_embeddings, f"{name} must be within num_embeddings"
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` (num_embeddings, embedding_dim) picked by the integer tensor ``input``:
@@ -97,12 +109,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, but got weight of shape {list(weight.shape)}")
     num_weights = weight.shape[0]
-    if padding_idx is not None:
-        if padding_idx > 0:
-            assert padding_idx < num_weights, "Padding_idx must be within num_embeddings"
-        elif padding_idx < 0:
-            assert padding_idx >= -num_weights, "Padding_idx must be within num_embeddings"
-            padding_idx = num_weights + padding_idx
+    padding_idx = _wrap_padding_idx(padding_idx, num_weights)
     if _has_data(input) and input.numel():
         low, high = int(input._array.min()), int(input._array.max())
         if low < 0 or high >= num_weights:

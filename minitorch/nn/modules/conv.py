@@ -8,14 +8,11 @@ explicitly with ``F.pad`` ('reflect', 'replicate', 'circular') and then convolve
 
 from __future__ import annotations
 
-import math
-
 from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
-from .linear import fan_in_bound
+from .linear import reset_fan_in_uniform_
 from .module import Module
 
 _PADDING_STRINGS = {"same", "valid"}
@@ -84,13 +81,8 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # kaiming_uniform_ with a=sqrt(5) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's default; for the
-        # transposed layers PyTorch's fan_in is weight.shape[1] * prod(kernel) too, kept here for parity.
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = fan_in_bound(self.weight)
-            if bound:
-                init.uniform_(self.bias, -bound, bound)
+        # for the transposed layers PyTorch's fan_in is weight.shape[1] * prod(kernel) too, kept for parity
+        reset_fan_in_uniform_(self.weight, self.bias, zero_fan_bias=False)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

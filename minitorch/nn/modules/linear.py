@@ -17,10 +17,15 @@ from ..parameter import Parameter
 from .module import Module
 
 
-def fan_in_bound(weight: Tensor) -> float:
-    """``1 / sqrt(fan_in)`` of a weight (out, in, *kernel), PyTorch's default bias bound; 0 for an empty fan."""
+def reset_fan_in_uniform_(weight: Tensor, bias: Tensor | None, zero_fan_bias: bool = True) -> None:
+    """PyTorch's default init of Linear and the conv layers: weight ``kaiming_uniform_(a=sqrt(5))``, that is
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for a weight (out, in, *kernel), and the bias from the same range.
+    With fan_in 0, Linear draws its bias from U(0, 0); the conv layers (``zero_fan_bias=False``) leave it as is."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
     fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
-    return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+    if bias is not None and (fan_in > 0 or zero_fan_bias):
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(bias, -bound, bound)
 
 
 class Identity(Module):
@@ -52,11 +57,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # kaiming_uniform_ with a=sqrt(5) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's historical default.
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = fan_in_bound(self.weight)
-            init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)

@@ -13,43 +13,36 @@ from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
+from ..functional.sparse import _wrap_padding_idx
 from ..parameter import Parameter
 from .module import Module
 
 
-class Embedding(Module):
-    """``weight[input]``: input of any shape of int64/int32 indices, output ``input.shape + (embedding_dim,)``.
+class _EmbeddingTable(Module):
+    """What Embedding and EmbeddingBag share: the (num_embeddings, embedding_dim) weight, fresh N(0, 1) with
+    the ``padding_idx`` row zeroed, or a given ``_weight``."""
 
-    ``max_norm`` renormalizes, in place, the rows a forward reads; ``scale_grad_by_freq`` divides each
-    row's gradient by its count in the batch."""
-
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
-                 dtype=None) -> None:
-        factory_kwargs = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
+    def _init_weight(self, _weight: Tensor | None, requires_grad: bool, device=None, dtype=None) -> None:
         if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), **factory_kwargs), requires_grad=not _freeze)
+            shape = (self.num_embeddings, self.embedding_dim)
+            self.weight = Parameter(empty(shape, device=device, dtype=dtype), requires_grad=requires_grad)
             self.reset_parameters()
         else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], (
+            assert list(_weight.shape) == [self.num_embeddings, self.embedding_dim], (
                 "Shape of weight does not match num_embeddings and embedding_dim"
             )
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-        self.sparse = sparse
+            self.weight = Parameter(_weight, requires_grad=requires_grad)
+
+    def _lookup_options_repr(self) -> str:
+        """The ``max_norm``, ``norm_type`` and ``scale_grad_by_freq`` part of ``extra_repr``, where not default."""
+        s = ""
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return s
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
@@ -60,6 +53,27 @@ class Embedding(Module):
             with grad_mode.no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
+
+class Embedding(_EmbeddingTable):
+    """``weight[input]``: input of any shape of int64/int32 indices, output ``input.shape + (embedding_dim,)``.
+
+    ``max_norm`` renormalizes, in place, the rows a forward reads; ``scale_grad_by_freq`` divides each
+    row's gradient by its count in the batch."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings)
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self._init_weight(_weight, not _freeze, device, dtype)
+        self.sparse = sparse
+
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
@@ -68,12 +82,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += self._lookup_options_repr()
         if self.sparse is not False:
             s += ", sparse=True"
         return s
@@ -91,7 +100,7 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """Sums, means or maxima of bags of embeddings (see ``F.embedding_bag``); ``sparse=True`` makes the
     weight gradient a sparse COO tensor."""
 
@@ -105,30 +114,11 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], (
-                "Shape of weight does not match num_embeddings and embedding_dim"
-            )
-            self.weight = Parameter(_weight)
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings, "padding_idx")
+        self._init_weight(_weight, True, device, dtype)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with grad_mode.no_grad():
-                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
@@ -138,12 +128,7 @@ class EmbeddingBag(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += self._lookup_options_repr()
         s += f", mode='{self.mode}'"
         if self.sparse:
             s += ", sparse=True"

@@ -162,10 +162,11 @@ class MultiheadAttention(Module):
         return output, weights
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block (``linear2(dropout(activation(linear1(x))))``), each with
-    dropout, a residual connection and LayerNorm: after the residual (default) or, with ``norm_first``,
-    on the block's input."""
+class _TransformerLayer(Module):
+    """What encoder and decoder layers share: self-attention (plus attention over the encoder's ``memory`` in
+    decoder layers, ``_cross_attention``), a feed-forward block, and one LayerNorm and one dropout per block."""
+
+    _cross_attention = False
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
@@ -174,15 +175,40 @@ class TransformerEncoderLayer(Module):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **factory)
+        if self._cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **factory)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        # registered in PyTorch's order (norm1, norm2, [norm3], dropout1, ...): it fixes state_dict and repr
+        blocks = range(1, 4 if self._cross_attention else 3)
+        for i in blocks:
+            self.add_module(f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        for i in blocks:
+            self.add_module(f"dropout{i}", Dropout(dropout))
         self.activation = _get_activation_fn(activation)
+
+    def _residual(self, x: Tensor, norm: Module, block: Callable, *args) -> Tensor:
+        """``x + block(norm(x))`` with ``norm_first``, else ``norm(x + block(x))``."""
+        if self.norm_first:
+            return x + block(norm(x), *args)
+        return norm(x + block(x, *args))
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention then a feed-forward block (``linear2(dropout(activation(linear1(x))))``), each with
+    dropout, a residual connection and LayerNorm: after the residual (default) or, with ``norm_first``,
+    on the block's input."""
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
@@ -191,22 +217,11 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(src_mask), "src_mask", src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
+        x = self._residual(src, self.norm1, self._sa_block, src_mask, src_key_padding_mask, is_causal)
+        return self._residual(x, self.norm2, self._ff_block)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self._feed_forward(x))
 
 
 class TransformerEncoder(Module):
@@ -235,50 +250,20 @@ class TransformerEncoder(Module):
         return output if self.norm is None else self.norm(output)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention over the target, attention over the encoder's ``memory``, then a feed-forward
     block; each with dropout, a residual connection and LayerNorm (post-norm, or pre-norm with
     ``norm_first``)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
-        factory = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                            **factory)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                                 bias=bias, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation)
+    _cross_attention = True
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
                 tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            x = x + self._ff_block(self.norm3(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
-            x = self.norm3(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
+        x = self._residual(tgt, self.norm1, self._sa_block, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+        x = self._residual(x, self.norm2, self._mha_block, memory, memory_mask, memory_key_padding_mask,
+                           memory_is_causal)
+        return self._residual(x, self.norm3, self._ff_block)
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -286,7 +271,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self._feed_forward(x))
 
 
 class TransformerDecoder(Module):
@@ -324,20 +309,16 @@ class Transformer(Module):
                  device=None, dtype=None) -> None:
         factory = {"device": device, "dtype": dtype}
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **factory)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **factory)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+
+        def stack(custom: Module | None, layer_type: type, stack_type: type, num_layers: int) -> Module:
+            if custom is not None:
+                return custom
+            layer = layer_type(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                               norm_first, bias, **factory)
+            return stack_type(layer, num_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+
+        self.encoder = stack(custom_encoder, TransformerEncoderLayer, TransformerEncoder, num_encoder_layers)
+        self.decoder = stack(custom_decoder, TransformerDecoderLayer, TransformerDecoder, num_decoder_layers)
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)
