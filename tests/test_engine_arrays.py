@@ -216,3 +216,34 @@ def test_operands_without_grad_keep_the_gradient_exact(other, fn):
     on_arrays, on_tensors = _both_modes(lambda x: fn(x, other()), (x,))
     _assert_identical(on_arrays, on_tensors)
     assert on_arrays[0].dtype is minitorch.float32 and on_arrays[0].shape == (3,)
+
+
+def test_node_hooks_see_tensors_and_can_replace_gradients():
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    seen = []
+    y.grad_fn.register_prehook(lambda grads: seen.append(type(grads[0])) or (grads[0] * 10,))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(type(grad_inputs[0])))
+    y.sum().backward()
+    assert seen == [minitorch.Tensor, minitorch.Tensor] and x.grad.tolist() == [30.0, 30.0]
+
+
+def test_retain_graph_then_double_backward_on_the_same_graph():
+    x = minitorch.tensor([0.5, 1.5], dtype=minitorch.float64, requires_grad=True)
+    y = (x * x).tanh()
+    (first,) = minitorch.autograd.grad(y.sum(), x, retain_graph=True)  # on arrays
+    (again,) = minitorch.autograd.grad(y.sum(), x, create_graph=True)  # the same nodes, on Tensors
+    assert again.grad_fn is not None
+    np.testing.assert_array_equal(first.numpy(), again.detach().numpy())
+    (second,) = minitorch.autograd.grad(again.sum(), x)
+    t = np.tanh(np.array([0.25, 2.25]))
+    expected = 2 * (1 - t**2) + 2 * np.array([0.5, 1.5]) * (-2 * t * (1 - t**2)) * 2 * np.array([0.5, 1.5])
+    np.testing.assert_allclose(second.numpy(), expected, rtol=1e-12)
+
+
+def test_anomaly_mode_still_names_the_node_that_made_nan():
+    x = minitorch.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly announces itself
+        with minitorch.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="DivBackward0"):
+            (x / x).sum().backward()
