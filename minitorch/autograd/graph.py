@@ -124,14 +124,6 @@ class Node:
         """Gradients w.r.t. the inputs, one per entry of ``next_functions`` (the engine's call)."""
         raise NotImplementedError
 
-    def _evaluate_on_arrays(self, grad_outputs):
-        """``_evaluate`` with raw arrays in and out (only for nodes with ``array_derivative``)."""
-        self._on_arrays = True
-        try:
-            return self._evaluate(*grad_outputs)
-        finally:
-            self._on_arrays = False
-
     def wrap_grad(self, array, output_nr: int):
         """A gradient array for output ``output_nr`` as a Tensor on that output's device."""
         raise TypeError(f"{self.name()} does not take array gradients")

@@ -153,6 +153,7 @@ class Op(Node):
         return self._per_input(self.backward(*grads))
 
     def _evaluate_on_arrays(self, grads):
+        """``_evaluate`` with raw arrays in and out (the engine's call for a node with ``_arrays``)."""
         self._on_arrays = True  # saved_tensors and constant() hand out arrays
         try:
             result = self.backward(*grads)
