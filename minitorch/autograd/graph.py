@@ -215,7 +215,6 @@ class SavedTensor:
         return alias
 
 
-
 def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> str:
     from .anomaly import is_anomaly_enabled
 
