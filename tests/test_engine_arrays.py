@@ -247,3 +247,13 @@ def test_anomaly_mode_still_names_the_node_that_made_nan():
         warnings.simplefilter("ignore")  # detect_anomaly announces itself
         with minitorch.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="DivBackward0"):
             (x / x).sum().backward()
+
+
+def test_autograd_grad_of_an_intermediate_tensor():
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * x
+    z = (h.exp() * 2).sum()
+    gh, gx = minitorch.autograd.grad(z, (h, x))
+    assert type(gh) is minitorch.Tensor and gh.grad_fn is None
+    np.testing.assert_allclose(gh.numpy(), 2 * np.exp([1.0, 4.0]), rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), 2 * np.exp([1.0, 4.0]) * 2 * np.array([1.0, 2.0]), rtol=1e-6)
