@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import reprlib
 import secrets
 import stat
 import struct
@@ -251,7 +252,8 @@ def _load(handle, map_location, name: str):
     head = handle.read(4)
     if not isinstance(head, bytes):
         raise TypeError("minitorch.load: the file must be opened in binary mode ('rb')")
-    length = handle.seek(0, io.SEEK_END) - start
+    handle.seek(0, io.SEEK_END)
+    length = handle.tell() - start
     handle.seek(start)
     if head[:2] != b"PK":
         if head.startswith(_PICKLE_PREFIXES):
@@ -348,7 +350,8 @@ def _check_keys(record: dict, required: set, optional: set, what: str) -> None:
 
 
 def _dtype_named(value, what: str) -> _dtype.dtype:
-    _check(isinstance(value, str) and value in _dtype.DTYPES_BY_NAME, f"{what} has unknown dtype {str(value)[:80]!r}")
+    if not (isinstance(value, str) and value in _dtype.DTYPES_BY_NAME):  # a list or dict is not hashable
+        raise SerializationError(f"minitorch.load: {what} has unknown dtype {reprlib.repr(value)}")
     return _dtype.DTYPES_BY_NAME[value]
 
 
@@ -359,7 +362,8 @@ def _storage_record(index: int, record) -> tuple:
     _check_keys(record, _STORAGE_KEYS, set(), what)
     dtype = _dtype_named(record["dtype"], what)
     numel = record["numel"]
-    _check(_is_int(numel) and 0 <= numel <= MAX_BYTES // dtype.itemsize, f"{what} has a bad element count {numel!r}")
+    _check(_is_int(numel) and 0 <= numel <= MAX_BYTES // dtype.itemsize,
+           f"{what} has a bad element count {reprlib.repr(numel)}")
     return dtype, numel, _Reader.device(record["device"])
 
 
@@ -404,7 +408,8 @@ class _Reader:
             return node
         if isinstance(node, list):
             return [self.decode(x, depth + 1) for x in node]
-        _check(isinstance(node, dict) and len(node) == 1, f"malformed entry {str(node)[:80]!r}")
+        if not (isinstance(node, dict) and len(node) == 1):  # the message only on failure: repr costs O(node)
+            raise SerializationError(f"minitorch.load: malformed entry {reprlib.repr(node)}")
         (tag, value), = node.items()
         if tag == "$tensor":
             return self.tensor(value)
@@ -420,11 +425,11 @@ class _Reader:
                 try:
                     hash(key)
                 except TypeError:
-                    raise SerializationError(f"minitorch.load: unhashable dict key {str(key)[:80]!r}") from None
+                    raise SerializationError(f"minitorch.load: unhashable dict key {reprlib.repr(key)}") from None
                 result[key] = self.decode(item, depth + 1)
             return result
         if tag == "$float":
-            _check(value in ("nan", "inf", "-inf"), f"malformed float {value!r}")
+            _check(value in ("nan", "inf", "-inf"), f"malformed float {reprlib.repr(value)}")
             return float(value)
         if tag == "$size":
             _check(isinstance(value, list) and all(_is_int(n) and 0 <= n <= MAX_BYTES for n in value), "malformed Size")
@@ -437,7 +442,7 @@ class _Reader:
 
     @staticmethod
     def device(text) -> device:
-        _check(isinstance(text, str), f"malformed device {text!r}")
+        _check(isinstance(text, str), f"malformed device {reprlib.repr(text)}")
         try:
             return device(text)
         except (RuntimeError, ValueError, TypeError) as exc:
@@ -449,7 +454,8 @@ class _Reader:
         index, size, stride = record["storage"], record["size"], record["stride"]
         offset, requires_grad = record["storage_offset"], record["requires_grad"]
         parameter = record.get("parameter", False)
-        _check(_is_int(index) and 0 <= index < len(self.records), f"tensor refers to a missing storage {index!r}")
+        _check(_is_int(index) and 0 <= index < len(self.records),
+               f"tensor refers to a missing storage {reprlib.repr(index)}")
         _check(isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride) <= MAX_DIMS,
                "tensor size/stride are malformed")
         _check(all(_is_int(n) and n >= 0 for n in size + stride) and _is_int(offset) and offset >= 0,
