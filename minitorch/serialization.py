@@ -528,15 +528,18 @@ class _Reader:
 def _check_geometry(size: list, stride: list, offset: int, itemsize: int, numel: int) -> None:
     """A view must stay inside its storage of ``numel`` elements, and its sizes and byte strides must fit
     in int64 (a stride-0 view may be far larger than its storage, but not larger than that)."""
-    _check(all(s <= MAX_BYTES // itemsize for s in stride) and offset <= MAX_BYTES // itemsize
-           and math.prod(n for n in size if n) <= MAX_BYTES // itemsize,
-           f"tensor of size {size}, stride {stride} and offset {offset} does not fit in 64-bit byte sizes")
+    limit = MAX_BYTES // itemsize
+    fits = all(n <= limit for n in size) and all(s <= limit for s in stride) and offset <= limit
+    if not (fits and math.prod(n for n in size if n) <= limit):
+        raise SerializationError(f"minitorch.load: tensor of size {reprlib.repr(size)}, stride "
+                                 f"{reprlib.repr(stride)} and offset {offset} does not fit in 64-bit byte sizes")
     if 0 in size:
         _check(offset <= numel, f"storage_offset {offset} is past the end of a storage of {numel} elements")
         return
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-    _check(last < numel, f"tensor of size {size}, stride {stride} and offset {offset} reads past the end "
-                         f"of its storage of {numel} elements")
+    if last >= numel:
+        raise SerializationError(f"minitorch.load: tensor of size {size}, stride {stride} and offset {offset} reads "
+                                 f"past the end of its storage of {numel} elements")
 
 
 def _require_cuda() -> None:
