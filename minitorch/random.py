@@ -62,26 +62,56 @@ class Generator:
         return from_array(array, cpu, CPU)
 
     def set_state(self, new_state: Tensor) -> Generator:
-        if not isinstance(new_state, Tensor) or new_state.dtype is not _dtype.uint8:
-            raise TypeError(
-                f"expected a torch.ByteTensor, but got {type(new_state).__name__}"
-                + (f" of dtype {new_state.dtype}" if isinstance(new_state, Tensor) else "")
-            )
-        try:
-            payload = json.loads(bytes(new_state.cpu().tolist()).decode())
-            seed, state = int(payload["seed"]), payload["state"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise RuntimeError(f"Generator.set_state(): invalid RNG state ({exc})") from None
-        self.manual_seed(seed)
+        """Restore a state from ``get_state``. A malformed state raises (TypeError for a non-ByteTensor, as
+        PyTorch; RuntimeError otherwise) and leaves the generator unchanged."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not _dtype.uint8:
+            raise TypeError(f"RNG state must be a torch.ByteTensor, got a tensor of dtype {new_state.dtype}")
+        if not new_state.is_contiguous():
+            raise RuntimeError("RNG state must be contiguous")
+        if new_state.device.type == "meta" or new_state.numel() > _MAX_STATE_BYTES:
+            raise RuntimeError(f"Generator.set_state(): invalid RNG state (a {new_state.device.type} tensor of "
+                               f"{new_state.numel()} bytes; a state holds at most {_MAX_STATE_BYTES})")
+        seed, state = _parse_state(bytes(new_state.cpu().reshape(-1).tolist()))
+        rng = self.backend.rng(seed)
         if state is not None:
+            bit_generator = getattr(rng, "bit_generator", None)
             try:
-                self._rng.bit_generator.state = state
-            except (ValueError, TypeError, AttributeError) as exc:
+                bit_generator.state = state
+                restored = bit_generator.state == state  # numpy wraps or ignores some out-of-range fields
+            except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
                 raise RuntimeError(f"Generator.set_state(): invalid RNG state ({exc})") from None
+            if not restored:
+                raise RuntimeError("Generator.set_state(): invalid RNG state (a field is out of range)")
+        self._seed, self._rng = seed, rng
         return self
 
     def __repr__(self) -> str:
         return f"<minitorch.Generator object on {self.device}>"
+
+
+_MAX_STATE_BYTES = 4096  # get_state's JSON is about 200 bytes: refuse large tensors before decoding them
+
+
+def _parse_state(payload: bytes) -> tuple:
+    """``(seed, bit_generator_state or None)`` from ``get_state``'s JSON, each field type-checked."""
+    try:
+        state = json.loads(payload.decode(), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise RuntimeError(f"Generator.set_state(): invalid RNG state ({exc})") from None
+    if not isinstance(state, dict) or state.keys() != {"seed", "state"}:
+        raise RuntimeError("Generator.set_state(): invalid RNG state (expected the keys 'seed' and 'state')")
+    seed = state["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _UINT64:
+        raise RuntimeError(f"Generator.set_state(): invalid RNG state (seed {str(seed)[:40]} is not a uint64)")
+    if state["state"] is not None and not isinstance(state["state"], dict):
+        raise RuntimeError("Generator.set_state(): invalid RNG state (the stream state is not an object)")
+    return seed, state["state"]
+
+
+def _refuse_constant(text: str):
+    raise ValueError(f"{text} is not a valid number in an RNG state")
 
 
 _default_generators: dict[str, Generator] = {}

@@ -13,8 +13,10 @@ import io
 import json
 import math
 import os
+import reprlib
 import secrets
 import stat
+import struct
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -32,6 +34,10 @@ MANIFEST = "minitorch.json"
 MAX_DEPTH = 100  # nesting of containers; state dicts need a handful
 MAX_MANIFEST_BYTES = 256 * 2**20
 MAX_DIMS = 64
+MAX_BYTES = 2**63 - 1  # int64, PyTorch's and numpy's limit on sizes, strides and offsets in bytes
+_MANIFEST_KEYS = {"format", "version", "byteorder", "storages", "object"}
+_STORAGE_KEYS = {"dtype", "numel", "device"}
+_TENSOR_KEYS = {"storage", "size", "stride", "storage_offset", "requires_grad"}
 
 
 class SerializationError(RuntimeError):
@@ -244,9 +250,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
 def _load(handle, map_location, name: str):
     start = handle.tell()
     head = handle.read(4)
-    handle.seek(start)
     if not isinstance(head, bytes):
         raise TypeError("minitorch.load: the file must be opened in binary mode ('rb')")
+    handle.seek(0, io.SEEK_END)
+    length = handle.tell() - start
+    handle.seek(start)
     if head[:2] != b"PK":
         if head.startswith(_PICKLE_PREFIXES):
             raise SerializationError(
@@ -259,11 +267,32 @@ def _load(handle, map_location, name: str):
     except _ZIP_ERRORS as exc:
         raise SerializationError(f"minitorch.load: {name} is a corrupt or truncated archive ({exc})") from None
     with archive:
+        _check_members(archive, name, length)
         return _read_archive(archive, map_location, name)
 
 
-# What zipfile raises for damaged headers (bad CRC, cut-off data, flipped flag/method/version bits).
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, zlib.error, ValueError)
+# What zipfile raises for damaged headers (bad CRC, cut-off data, flipped flag/method/version bits, offsets
+# pointing before the start or past the end of the file, undecodable names).
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, zlib.error, ValueError,
+               OSError, OverflowError, struct.error)
+
+
+def _check_members(archive: zipfile.ZipFile, name: str, length: int) -> None:
+    """Refuse, from the central directory alone (before reading any member), what ``save`` never writes:
+    compressed or encrypted members (a 1 MB deflate bomb inflates to gigabytes), duplicate names (two
+    manifests: which one counts?), and members claiming more bytes than the whole file holds."""
+    seen = set()
+    for info in archive.infolist():
+        member = info.filename
+        _check(member not in seen, f"{name} holds two members named {member!r}")
+        seen.add(member)
+        _check(info.compress_type == zipfile.ZIP_STORED,
+               f"member {member!r} of {name} is compressed (zip method {info.compress_type}); minitorch files "
+               "store every member uncompressed")
+        _check(not info.flag_bits & 0x1, f"member {member!r} of {name} is encrypted")
+        _check(info.compress_size == info.file_size <= length,
+               f"member {member!r} of {name} claims {info.file_size} bytes ({info.compress_size} stored) in a file "
+               f"of {length} bytes")
 
 
 def _read_member(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
@@ -273,6 +302,10 @@ def _read_member(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
         raise SerializationError(f"minitorch.load: {member!r} in {name} is corrupt ({exc})") from None
     except _ZIP_ERRORS as exc:
         raise SerializationError(f"minitorch.load: {name} is a corrupt or truncated archive ({exc})") from None
+
+
+def _refuse_constant(text: str):
+    raise ValueError(f"{text} is not JSON (non-finite floats are stored as $float entries)")
 
 
 def _read_archive(archive: zipfile.ZipFile, map_location, name: str):
@@ -287,25 +320,66 @@ def _read_archive(archive: zipfile.ZipFile, map_location, name: str):
     if archive.getinfo(MANIFEST).file_size > MAX_MANIFEST_BYTES:
         raise SerializationError(f"minitorch.load: the manifest of {name} is implausibly large")
     try:
-        manifest = json.loads(_read_member(archive, MANIFEST, name).decode("utf-8"))
+        manifest = json.loads(_read_member(archive, MANIFEST, name).decode("utf-8"), parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
         raise SerializationError(f"minitorch.load: the manifest of {name} is not valid JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (wrong format tag)")
-    if manifest.get("version") != VERSION:
+    version = manifest.get("version")
+    if not _is_int(version) or version != VERSION:
         raise SerializationError(
-            f"minitorch.load: {name} has format version {manifest.get('version')!r}; this minitorch reads {VERSION}"
+            f"minitorch.load: {name} has format version {version!r}; this minitorch reads {VERSION}"
         )
     if manifest.get("byteorder") != "little":
         raise SerializationError(f"minitorch.load: unsupported byte order {manifest.get('byteorder')!r}")
-    records = manifest.get("storages")
-    if not isinstance(records, list):
-        raise SerializationError("minitorch.load: the manifest has no storage table")
+    _check_keys(manifest, _MANIFEST_KEYS, set(), "the manifest")
+    _check(isinstance(manifest["storages"], list), "the manifest has no storage table")
+    records = [_storage_record(index, record) for index, record in enumerate(manifest["storages"])]
+    _check_storage_members(archive, records, names)
     reader = _Reader(archive, records, map_location)
     try:
-        return reader.decode(manifest.get("object"), 0)
+        return reader.decode(manifest["object"], 0)
     except RecursionError:
         raise SerializationError("minitorch.load: the object tree is nested too deeply") from None
+
+
+def _check_keys(record: dict, required: set, optional: set, what: str) -> None:
+    missing, extra = required - record.keys(), record.keys() - required - optional
+    _check(not missing, f"{what} lacks {sorted(missing)}")
+    _check(not extra, f"{what} has unknown keys {sorted(extra)[:5]}")
+
+
+def _dtype_named(value, what: str) -> _dtype.dtype:
+    if not (isinstance(value, str) and value in _dtype.DTYPES_BY_NAME):  # a list or dict is not hashable
+        raise SerializationError(f"minitorch.load: {what} has unknown dtype {reprlib.repr(value)}")
+    return _dtype.DTYPES_BY_NAME[value]
+
+
+def _storage_record(index: int, record) -> tuple:
+    """``(dtype, numel, device)`` of one storage-table entry, every field type-checked."""
+    what = f"storage {index}"
+    _check(isinstance(record, dict), f"{what} is malformed")
+    _check_keys(record, _STORAGE_KEYS, set(), what)
+    dtype = _dtype_named(record["dtype"], what)
+    numel = record["numel"]
+    _check(_is_int(numel) and 0 <= numel <= MAX_BYTES // dtype.itemsize,
+           f"{what} has a bad element count {reprlib.repr(numel)}")
+    return dtype, numel, _Reader.device(record["device"])
+
+
+def _check_storage_members(archive: zipfile.ZipFile, records: list, names: set) -> None:
+    """Every storage with data has its member, of exactly ``numel * itemsize`` bytes, and nothing else is
+    in the archive: checked before any storage is read."""
+    for index, (dtype, numel, location) in enumerate(records):
+        if location.type == "meta":
+            continue
+        member = f"storages/{index}"
+        _check(member in names, f"the data of storage {index} is missing")
+        size, expected = archive.getinfo(member).file_size, numel * dtype.itemsize
+        _check(size == expected, f"storage {index} should hold {expected} bytes ({numel} x {dtype}) but holds {size}")
+    expected_names = {MANIFEST} | {f"storages/{i}" for i, r in enumerate(records) if r[2].type != "meta"}
+    extra = names - expected_names
+    _check(not extra, f"unexpected members {sorted(extra)[:5]} in the archive")
 
 
 def _check(condition: bool, message: str) -> None:
@@ -334,7 +408,8 @@ class _Reader:
             return node
         if isinstance(node, list):
             return [self.decode(x, depth + 1) for x in node]
-        _check(isinstance(node, dict) and len(node) == 1, f"malformed entry {str(node)[:80]!r}")
+        if not (isinstance(node, dict) and len(node) == 1):  # the message only on failure: repr costs O(node)
+            raise SerializationError(f"minitorch.load: malformed entry {reprlib.repr(node)}")
         (tag, value), = node.items()
         if tag == "$tensor":
             return self.tensor(value)
@@ -348,26 +423,26 @@ class _Reader:
             for key, item in value:
                 key = self.decode(key, depth + 1)
                 try:
-                    result[key] = self.decode(item, depth + 1)
+                    hash(key)
                 except TypeError:
-                    raise SerializationError(f"minitorch.load: unhashable dict key {key!r}") from None
+                    raise SerializationError(f"minitorch.load: unhashable dict key {reprlib.repr(key)}") from None
+                result[key] = self.decode(item, depth + 1)
             return result
         if tag == "$float":
-            _check(value in ("nan", "inf", "-inf"), f"malformed float {value!r}")
+            _check(value in ("nan", "inf", "-inf"), f"malformed float {reprlib.repr(value)}")
             return float(value)
         if tag == "$size":
-            _check(isinstance(value, list) and all(_is_int(n) and n >= 0 for n in value), "malformed Size")
+            _check(isinstance(value, list) and all(_is_int(n) and 0 <= n <= MAX_BYTES for n in value), "malformed Size")
             return Size(value)
         if tag == "$dtype":
-            _check(value in _dtype.DTYPES_BY_NAME, f"unknown dtype {value!r}")
-            return _dtype.DTYPES_BY_NAME[value]
+            return _dtype_named(value, "a $dtype entry")
         if tag == "$device":
             return self.device(value)
         raise SerializationError(f"minitorch.load: unknown entry type {tag!r}")
 
     @staticmethod
     def device(text) -> device:
-        _check(isinstance(text, str), f"malformed device {text!r}")
+        _check(isinstance(text, str), f"malformed device {reprlib.repr(text)}")
         try:
             return device(text)
         except (RuntimeError, ValueError, TypeError) as exc:
@@ -375,27 +450,25 @@ class _Reader:
 
     def tensor(self, record) -> Tensor:
         _check(isinstance(record, dict), "malformed tensor record")
-        index, size, stride = record.get("storage"), record.get("size"), record.get("stride")
-        offset, requires_grad = record.get("storage_offset"), record.get("requires_grad", False)
-        _check(_is_int(index) and 0 <= index < len(self.records), f"tensor refers to a missing storage {index!r}")
+        _check_keys(record, _TENSOR_KEYS, {"parameter"}, "a tensor record")
+        index, size, stride = record["storage"], record["size"], record["stride"]
+        offset, requires_grad = record["storage_offset"], record["requires_grad"]
+        parameter = record.get("parameter", False)
+        _check(_is_int(index) and 0 <= index < len(self.records),
+               f"tensor refers to a missing storage {reprlib.repr(index)}")
         _check(isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride) <= MAX_DIMS,
                "tensor size/stride are malformed")
         _check(all(_is_int(n) and n >= 0 for n in size + stride) and _is_int(offset) and offset >= 0,
                "tensor size, stride and storage_offset must be non-negative integers")
         _check(isinstance(requires_grad, bool), "requires_grad must be a bool")
-        base = self.storage(index)
-        numel = len(base._storage)
-        if math.prod(size):
-            last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-            _check(last < numel, f"tensor of size {size}, stride {stride} and offset {offset} reads past the end "
-                                 f"of its storage of {numel} elements")
-        else:
-            _check(offset <= numel, f"storage_offset {offset} is past the end of a storage of {numel} elements")
-        t = base._view(tuple(size), tuple(stride), offset)
+        _check(isinstance(parameter, bool), "parameter must be a bool")
+        dtype, numel, _ = self.records[index]
+        _check_geometry(size, stride, offset, dtype.itemsize, numel)
+        t = self.storage(index)._view(tuple(size), tuple(stride), offset)
         if requires_grad:
             _check(t.dtype.is_floating_point, f"a {t.dtype} tensor cannot require grad")
             t.requires_grad_(True)
-        if record.get("parameter"):
+        if parameter:
             t = _as_parameter(t, requires_grad)
         return t
 
@@ -404,13 +477,7 @@ class _Reader:
         base = self.bases.get(index)
         if base is not None:
             return base
-        record = self.records[index]
-        _check(isinstance(record, dict), f"storage {index} is malformed")
-        dtype_name, numel = record.get("dtype"), record.get("numel")
-        _check(dtype_name in _dtype.DTYPES_BY_NAME, f"storage {index} has unknown dtype {dtype_name!r}")
-        _check(_is_int(numel) and numel >= 0, f"storage {index} has a bad element count {numel!r}")
-        dtype = _dtype.DTYPES_BY_NAME[dtype_name]
-        location = self.device(record.get("device"))
+        dtype, numel, location = self.records[index]
         cpu = backend_for(CPU)
         if location.type == "meta":
             target = self.target(None, location)
@@ -431,16 +498,9 @@ class _Reader:
         return base
 
     def read_array(self, index: int, dtype, numel: int):
-        name = f"storages/{index}"
-        try:
-            info = self.archive.getinfo(name)
-        except KeyError:
-            raise SerializationError(f"minitorch.load: the data of storage {index} is missing") from None
-        expected = numel * dtype.itemsize
-        _check(info.file_size == expected,
-               f"storage {index} should hold {expected} bytes ({numel} x {dtype}) but holds {info.file_size}")
-        raw = _read_member(self.archive, name, "the file")
-        _check(len(raw) == expected, f"storage {index} is truncated")
+        """Storage ``index``'s bytes (their count was checked against the record before loading began)."""
+        raw = _read_member(self.archive, f"storages/{index}", "the file")
+        _check(len(raw) == numel * dtype.itemsize, f"storage {index} is truncated")
         cpu = backend_for(CPU)
         if dtype is _dtype.bool:  # any nonzero byte is True (never reinterpret arbitrary bytes as bool)
             return cpu.xp.frombuffer(raw, dtype=cpu.array_dtype(_dtype.uint8)) != 0
@@ -463,6 +523,23 @@ class _Reader:
             return where if isinstance(where, device) else device(where)
         except (RuntimeError, ValueError, TypeError) as exc:
             raise ValueError(f"minitorch.load: bad map_location {where!r} ({exc})") from None
+
+
+def _check_geometry(size: list, stride: list, offset: int, itemsize: int, numel: int) -> None:
+    """A view must stay inside its storage of ``numel`` elements, and its sizes and byte strides must fit
+    in int64 (a stride-0 view may be far larger than its storage, but not larger than that)."""
+    limit = MAX_BYTES // itemsize
+    fits = all(n <= limit for n in size) and all(s <= limit for s in stride) and offset <= limit
+    if not (fits and math.prod(n for n in size if n) <= limit):
+        raise SerializationError(f"minitorch.load: tensor of size {reprlib.repr(size)}, stride "
+                                 f"{reprlib.repr(stride)} and offset {offset} does not fit in 64-bit byte sizes")
+    if 0 in size:
+        _check(offset <= numel, f"storage_offset {offset} is past the end of a storage of {numel} elements")
+        return
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    if last >= numel:
+        raise SerializationError(f"minitorch.load: tensor of size {size}, stride {stride} and offset {offset} reads "
+                                 f"past the end of its storage of {numel} elements")
 
 
 def _require_cuda() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -244,6 +245,57 @@ def test_generator_state_round_trip():
         g.set_state(torch.zeros(3))
     with pytest.raises(RuntimeError, match="invalid RNG state"):
         g.set_state(torch.zeros(3, dtype=torch.uint8))
+
+
+def _state_bytes(text) -> torch.Tensor:
+    data = text.encode() if isinstance(text, str) else text
+    return torch.tensor(list(data), dtype=torch.uint8)
+
+
+def _pcg(state=1, uinteger=0, **changes) -> str:
+    stream = {"bit_generator": "PCG64", "state": {"state": state, "inc": 1}, "has_uint32": 0, "uinteger": uinteger}
+    return json.dumps({"seed": 1, "state": dict(stream, **changes)})
+
+
+@pytest.mark.parametrize("state", [
+    "[" * 3000 + "]" * 3000,  # RecursionError from json before
+    '{"seed": 1e400, "state": null}',  # OverflowError from int(inf) before
+    '{"seed": true, "state": null}',
+    '{"seed": -1, "state": null}',
+    '{"seed": 1, "state": null, "x": 0}',
+    '{"seed": NaN, "state": null}',
+    '{"seed": 1, "state": [1]}',
+    _pcg(state=10**60),  # OverflowError from numpy before
+    _pcg(state=-1),
+    _pcg(uinteger=-5),
+    _pcg(bit_generator="MT19937"),
+    _pcg(extra=1),  # numpy ignores unknown keys: refused by the round trip check
+    b"\xff\xfe",
+    "x" * 5000,
+], ids=lambda state: repr(state)[:40])
+def test_hostile_rng_state_raises_runtime_error_and_changes_nothing(state):
+    g = torch.Generator().manual_seed(5)
+    expected = torch.Generator().manual_seed(5)
+    with pytest.raises(RuntimeError, match="invalid RNG state"):
+        g.set_state(_state_bytes(state))
+    with pytest.raises(RuntimeError, match="invalid RNG state"):
+        torch.set_rng_state(_state_bytes(state))
+    assert g.initial_seed() == 5
+    assert torch.rand(3, generator=g).tolist() == torch.rand(3, generator=expected).tolist()
+
+
+def test_rng_state_type_and_layout_errors_match_pytorch():
+    g = torch.Generator()
+    with pytest.raises(TypeError, match="expected a torch.ByteTensor, but got list"):
+        g.set_state([1, 2])
+    with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+        torch.set_rng_state(torch.zeros(3))
+    with pytest.raises(RuntimeError, match="RNG state must be contiguous"):
+        torch.set_rng_state(torch.cat([g.get_state(), g.get_state()])[::2])
+    state = g.get_state()
+    a = torch.rand(3, generator=g)
+    g.set_state(state.reshape(1, -1))  # PyTorch accepts any contiguous shape
+    assert torch.rand(3, generator=g).tolist() == a.tolist()
 
 
 def test_global_rng_state_round_trip_and_seed():

@@ -4,6 +4,7 @@ fast path, and the progress-bar helper."""
 from __future__ import annotations
 
 import io
+import itertools
 import sys
 import types
 from collections import Counter, namedtuple
@@ -140,6 +141,29 @@ def test_sequential_and_random_samplers():
         RandomSampler(ds, replacement=1)
     with pytest.raises(ValueError, match="num_samples should be a positive integer value, but got num_samples=0"):
         RandomSampler(ds, num_samples=0)
+
+
+@pytest.mark.parametrize("make, draw_fn", [
+    (lambda n: RandomSampler(range(10), replacement=True, num_samples=n), "randint"),
+    (lambda n: WeightedRandomSampler([1.0, 2.0, 3.0], n), "multinomial"),
+])
+def test_samplers_with_replacement_draw_lazily_in_chunks(make, draw_fn, monkeypatch):
+    """num_samples=10**10 once built every index up front (74 GiB); PyTorch's RandomSampler draws 32 at a time."""
+    real, sizes = getattr(torch.random, draw_fn), []
+
+    def spy(first, size, *args, **kwargs):  # randint(n, (k,), ...) or multinomial(weights, k, ...)
+        k = size[0] if isinstance(size, tuple) else size
+        sizes.append(k)  # and never allocate k draws, even before the fix
+        return real(first, (min(k, 32),) if isinstance(size, tuple) else min(k, 32), *args, **kwargs)
+
+    monkeypatch.setattr(torch.random, draw_fn, spy)
+    sampler = make(10**10)
+    first = list(itertools.islice(iter(sampler), 40))
+    assert len(first) == 40 and max(sizes) == 32
+    assert len(sampler) == 10**10
+    batches = BatchSampler(sampler, 8, drop_last=True)
+    assert len(next(iter(batches))) == 8 and len(batches) == 10**10 // 8
+    assert len(list(make(70))) == 70 and sizes[-1] == 70 % 32  # two chunks of 32, then the rest
 
 
 def test_subset_random_weighted_and_batch_samplers():

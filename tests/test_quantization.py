@@ -40,7 +40,7 @@ def reference_per_channel(x: np.ndarray, scales, zero_points, axis: int, dtype):
     shape = [1] * x.ndim
     shape[axis] = -1
     inv = np.float32(1.0) / np.asarray(scales, dtype=np.float32).reshape(shape)
-    shifted = np.rint(x.astype(np.float32) * inv) + np.asarray(zero_points, dtype=np.float32).reshape(shape)
+    shifted = np.rint(np.asarray(zero_points, dtype=np.float32).reshape(shape) + x.astype(np.float32) * inv)
     return np.clip(shifted.astype(np.float64), qmin, qmax).astype(STORAGE[dtype]), (shifted >= qmin) & (shifted <= qmax)
 
 
@@ -79,6 +79,64 @@ def test_qt4_qint32_saturates(device):
 def test_fbgemm_zero_point_before_rounding(device):
     # x = 2.5, zp = 1: rint(3.5) = 4 (the generic formula would give rint(2.5) + 1 = 3)
     assert quantize_per_tensor(torch.tensor([2.5], device=device), 1.0, 1, qint8).int_repr().tolist() == [4]
+
+
+TIES = [-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]
+
+
+def test_per_channel_adds_the_zero_point_before_rounding_as_per_tensor(device):
+    """x = 1.5, scale 1, zero point 1: rint(2.5) = 2 (minitorch gave rint(1.5) + 1 = 3 per channel).
+    Expected values from PyTorch 2.13 (x86)."""
+    x = torch.tensor(TIES, device=device)
+    assert quantize_per_tensor(x, 1.0, 1, qint8).int_repr().tolist() == [-2, -2, 0, 0, 2, 2, 4, 4]
+    q = quantize_per_channel(torch.stack([x, x]), torch.tensor([1.0, 0.5], dtype=torch.float64),
+                             torch.tensor([1, 0]), 0, qint8)
+    assert q.int_repr().tolist() == [[-2, -2, 0, 0, 2, 2, 4, 4], [-7, -5, -3, -1, 1, 3, 5, 7]]
+    q = quantize_per_channel(torch.stack([x, x]).t().contiguous(), torch.tensor([1.0, 1.0], dtype=torch.float64),
+                             torch.tensor([3, 7]), 1, quint8)
+    assert q.int_repr().tolist() == [[0, 4], [0, 4], [2, 6], [2, 6], [4, 8], [4, 8], [6, 10], [6, 10]]
+    one = quantize_per_channel(torch.tensor([1.5], device=device), torch.tensor([1.0], dtype=torch.float64),
+                               torch.tensor([1]), 0, qint8)
+    assert one.int_repr().tolist() == [2]
+
+
+def test_fake_quantize_rounds_before_the_zero_point_at_ties():
+    """fake_quantize_* forward (and the learnable forward) add the zero point after rounding, unlike
+    quantize_per_*; the mask is taken on that value. Expected values from PyTorch 2.13."""
+    x = torch.tensor(TIES, requires_grad=True)
+    y = fake_quantize_per_tensor_affine(x, 1.0, 1, -2, 3)
+    y.sum().backward()
+    assert y.tolist() == [-3.0, -2.0, -2.0, 0.0, 0.0, 2.0, 2.0, 2.0]
+    assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+    xs = torch.tensor([TIES, TIES]).t().contiguous().requires_grad_()
+    y = fake_quantize_per_channel_affine(xs, torch.tensor([1.0, 0.5]), torch.tensor([1, 0], dtype=torch.int32), 1, -2, 3)
+    y.sum().backward()
+    assert y.tolist() == [[-3.0, -1.0], [-2.0, -1.0], [-2.0, -1.0], [0.0, -0.5], [0.0, 0.5], [2.0, 1.5], [2.0, 1.5],
+                          [2.0, 1.5]]
+    assert xs.grad.tolist() == [[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 0.0],
+                                [0.0, 0.0]]
+
+
+def test_learnable_fake_quantize_backward_at_ties():
+    """The backward adds the zero point before rounding; per channel that zero point is rint(zp) (as the
+    forward's), per tensor trunc(zp + 0.5). Expected values from PyTorch 2.13."""
+    x = torch.tensor([TIES, TIES]).t().contiguous().requires_grad_()
+    scale = torch.tensor([1.0, 1.0], requires_grad=True)
+    zero_point = torch.tensor([0.5, -1.0], requires_grad=True)
+    y = _fake_quantize_learnable_per_channel_affine(x, scale, zero_point, 1, -1, 2)
+    y.sum().backward()
+    assert y.tolist() == [[-1.0, 0.0], [-1.0, 0.0], [-1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [2.0, 2.0], [2.0, 2.0],
+                          [2.0, 3.0]]
+    assert x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0],
+                               [0.0, 1.0]]
+    assert scale.grad.tolist() == [-1.0, 0.0] and zero_point.grad.tolist() == [-4.0, -4.0]
+    x = torch.tensor(TIES, requires_grad=True)
+    scale, zero_point = torch.tensor([1.0], requires_grad=True), torch.tensor([0.5], requires_grad=True)
+    y = _fake_quantize_learnable_per_tensor_affine(x, scale, zero_point, -1, 2)
+    y.sum().backward()
+    assert y.tolist() == [-1.0, -1.0, -1.0, 0.0, 0.0, 2.0, 2.0, 2.0]
+    assert x.grad.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    assert scale.grad.tolist() == [-2.0] and zero_point.grad.tolist() == [-4.0]
 
 
 def test_qt5_zero_point_bounds():

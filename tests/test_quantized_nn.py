@@ -36,8 +36,11 @@ from minitorch.testing.strategies import shapes
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def requantize(real: np.ndarray, scale: float, zero_point: int, qmin: int, qmax: int) -> np.ndarray:
-    shifted = np.rint(np.float32(zero_point) + real.astype(np.float32) * (np.float32(1) / np.float32(scale)))
+def requantize(real: np.ndarray, scale: float, zero_point: int, qmin: int, qmax: int,
+               zero_point_first: bool = True) -> np.ndarray:
+    """PyTorch's x86 requantization: the zero point is added before rounding (add, matmul) or after (linear)."""
+    scaled = real.astype(np.float32) * (np.float32(1) / np.float32(scale))
+    shifted = np.rint(np.float32(zero_point) + scaled) if zero_point_first else np.rint(scaled) + zero_point
     return np.clip(shifted, qmin, qmax).astype(np.int64)
 
 
@@ -66,7 +69,7 @@ def test_linear_int32_accumulate_then_requantize(batch, n_in, n_out, per_channel
     out = quantized_linear(x, w, bias, 0.05, 60)
     acc = (x.int_repr().numpy().astype(np.int32) - 100) @ w.int_repr().numpy().astype(np.int32).T
     real = acc.astype(np.float32) * (0.02 * w_scale).astype(np.float32) + bias.numpy()
-    np.testing.assert_array_equal(out.int_repr().numpy(), requantize(real, 0.05, 60, 0, 255))
+    np.testing.assert_array_equal(out.int_repr().numpy(), requantize(real, 0.05, 60, 0, 255, zero_point_first=False))
     assert out.dtype is quint8 and out.q_scale() == 0.05 and out.q_zero_point() == 60
     # away from saturation the int8 result is the float result of the dequantized operands, rounded
     float_out = (x.dequantize() @ w.dequantize().t() + bias).numpy()
@@ -104,6 +107,26 @@ def test_kernel_errors():
         quantized_add(a, a, 0.1, 300)
 
 
+TIES = [-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]
+
+
+def test_requantization_ties_match_pytorch():
+    """Ties with an odd output zero point: add and matmul add it before rounding, linear (FBGEMM) after.
+    Expected values from PyTorch 2.13 (x86)."""
+    a = quantize_per_tensor(torch.tensor(TIES), 0.5, 0, qint8)
+    zeros = quantize_per_tensor(torch.zeros(8), 0.5, 0, qint8)
+    assert quantized_add(a, zeros, 1.0, 1).int_repr().tolist() == [-2, -2, 0, 0, 2, 2, 4, 4]
+    one = quantize_per_tensor(torch.tensor([[1.0]]), 1.0, 0, qint8)
+    assert quantized_matmul(one, a.reshape(1, 8), 1.0, 1).int_repr().tolist() == [[-2, -2, 0, 0, 2, 2, 4, 4]]
+    x = quantize_per_tensor(torch.tensor([[1.0]]), 1.0, 0, quint8)
+    w = quantize_per_tensor(torch.tensor(TIES).reshape(8, 1), 0.5, 0, qint8)
+    assert quantized_linear(x, w, None, 1.0, 11).int_repr().tolist() == [[7, 9, 9, 11, 11, 13, 13, 15]]
+    assert quantized_linear(x, w, torch.ones(8), 1.0, 11).int_repr().tolist() == [[9, 9, 11, 11, 13, 13, 15, 15]]
+    w_channel = quantize_per_channel(torch.tensor(TIES).reshape(8, 1), torch.full((8,), 0.5, dtype=torch.float64),
+                                     torch.zeros(8, dtype=torch.int64), 0, qint8)
+    assert quantized_linear(x, w_channel, None, 1.0, 11).int_repr().tolist() == [[7, 9, 9, 11, 11, 13, 13, 15]]
+
+
 def test_kernel_gradients_are_straight_through():
     """Gradients of the quantized kernels are the float op's derivative at the dequantized inputs, masked
     where the output was clamped; gradcheck the float bias path and compare the rest."""
@@ -116,7 +139,7 @@ def test_kernel_gradients_are_straight_through():
     upstream = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     (out.dequantize() * upstream).sum().backward()
     real = (qx.detach().dequantize() @ qw.detach().dequantize().t() + bias).detach()
-    mask = (torch.tensor(np.rint(10 + real.numpy() * 8)) >= 0).float()
+    mask = (torch.tensor(np.rint(real.numpy() * 8) + 10) >= 0).float()
     g = upstream * mask
     np.testing.assert_allclose(x.grad.numpy(), (g @ qw.detach().dequantize()).numpy(), rtol=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), (g.t() @ qx.detach().dequantize()).numpy(), rtol=1e-6)

@@ -201,9 +201,9 @@ def test_pytorch_zip_checkpoint_is_refused(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
-def _forge(manifest, members=None, raw_manifest=None) -> io.BytesIO:
+def _forge(manifest, members=None, raw_manifest=None, compression=zipfile.ZIP_STORED) -> io.BytesIO:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
         archive.writestr("minitorch.json", raw_manifest if raw_manifest is not None else json.dumps(manifest))
         for name, data in (members or {}).items():
             archive.writestr(name, data)
@@ -249,6 +249,27 @@ def test_forged_valid_file_loads():
         (dict(_manifest(), format="torch"), GOOD_DATA, "wrong format tag"),
         (dict(_manifest(), version=99), GOOD_DATA, "format version 99"),
         (dict(_manifest(), byteorder="big"), GOOD_DATA, "byte order"),
+        # records of the wrong type, found by fuzzing (TypeError: unhashable, bool taken for int, numpy errors)
+        (_manifest(storage={"dtype": ["float32"]}), GOOD_DATA, "unknown dtype"),
+        (_manifest(storage={"dtype": {}}), GOOD_DATA, "unknown dtype"),
+        (_manifest(obj={"$dtype": ["float32"]}), GOOD_DATA, "unknown dtype"),
+        (dict(_manifest(), version=True), GOOD_DATA, "format version True"),
+        (_manifest(storage={"numel": True}), GOOD_DATA, "bad element count"),
+        (_manifest({"parameter": 1}), GOOD_DATA, "parameter must be a bool"),
+        # geometry that fits the storage but not in int64 bytes (numpy's ValueError before)
+        (_manifest({"size": [10**20], "stride": [0]}), GOOD_DATA, "64-bit"),
+        (_manifest({"size": [2**40, 2**40], "stride": [0, 0]}), GOOD_DATA, "64-bit"),
+        (_manifest({"size": [1, 2], "stride": [10**30, 1]}), GOOD_DATA, "64-bit"),
+        (_manifest({"size": [0, 2**62], "stride": [1, 1]}), GOOD_DATA, "64-bit"),
+        (_manifest(storage={"numel": 2**62}), GOOD_DATA, "bad element count"),
+        # exactly the documented keys, and exactly the members the manifest names
+        ({k: v for k, v in _manifest().items() if k != "object"}, GOOD_DATA, r"lacks \['object'\]"),
+        (dict(_manifest(), extra=1), GOOD_DATA, r"unknown keys \['extra'\]"),
+        (_manifest({"extra": 1}), GOOD_DATA, "tensor record has unknown keys"),
+        (_manifest({"requires_grad": None}), GOOD_DATA, "requires_grad must be a bool"),
+        (_manifest(obj={"$tensor": {"storage": 0, "size": [2], "stride": [1]}}), GOOD_DATA, "tensor record lacks"),
+        (_manifest(storage={"extra": 1}), GOOD_DATA, "storage 0 has unknown keys"),
+        (_manifest(), dict(GOOD_DATA, **{"storages/1": b""}), "unexpected members"),
     ],
 )
 def test_malformed_files_raise_clear_errors(manifest, members, message):
@@ -280,6 +301,56 @@ def test_corrupt_and_foreign_files_raise_clear_errors(tmp_path):
         torch.save(torch.ones(1), path)
         with open(path) as text_file:
             torch.load(text_file)
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_compressed_members_are_refused_before_reading(method, monkeypatch):
+    """save() stores members; a compressed one could be a decompression bomb (1 MB -> gigabytes)."""
+    forged = _forge(_manifest(), GOOD_DATA, compression=method)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a member was read")
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", no_reading)
+    with pytest.raises(SerializationError, match=f"'minitorch.json' of the file object is compressed .zip method {method}"):
+        torch.load(forged)
+
+
+def test_duplicate_members_are_refused():
+    buffer = io.BytesIO()
+    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("minitorch.json", json.dumps(_manifest({"size": [1]})))
+        archive.writestr("storages/0", GOOD_DATA["storages/0"])
+        archive.writestr("minitorch.json", json.dumps(_manifest()))  # zipfile would read this one
+    buffer.seek(0)
+    with pytest.raises(SerializationError, match="two members named 'minitorch.json'"):
+        torch.load(buffer)
+
+
+def test_non_finite_json_constants_are_refused():
+    raw = json.dumps(_manifest(obj=[1.0])).replace("1.0", "NaN")
+    with pytest.raises(SerializationError, match="NaN is not JSON"):
+        torch.load(_forge(None, GOOD_DATA, raw_manifest=raw))
+
+
+def test_corrupt_central_directory_offset_raises_serialization_error(tmp_path):
+    """A real file seeks where a BytesIO does not: zipfile's OSError (negative seek) must not escape."""
+    good = io.BytesIO()
+    torch.save(torch.ones(2), good)
+    data = good.getvalue()
+    end = data.rindex(b"PK\x05\x06") + 16  # the end record's offset of the central directory
+    path = tmp_path / "bad.pt"
+    path.write_bytes(data[:end] + (0xFFFFFF00).to_bytes(4, "little") + data[end + 4:])
+    with pytest.raises(SerializationError, match="corrupt or truncated archive"):
+        torch.load(path)
+
+
+def test_member_claiming_more_bytes_than_the_file_is_refused():
+    data = bytearray(_forge(_manifest(), GOOD_DATA).getvalue())
+    entry = data.rindex(b"PK\x01\x02")  # the central directory entry of the last member, storages/0
+    data[entry + 20:entry + 28] = (2**31).to_bytes(4, "little") * 2  # its compressed and uncompressed sizes
+    with pytest.raises(SerializationError, match="claims"):
+        torch.load(io.BytesIO(bytes(data)))
 
 
 def _forge_foreign_zip() -> io.BytesIO:

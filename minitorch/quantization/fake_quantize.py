@@ -8,8 +8,9 @@ PyTorch's CPU kernels (SEMANTICS 4.3), in the input's float dtype with a float32
 Learnable (LSQ) variants also differentiate scale and zero point: per element d/dscale is
 ``quant_min - zp`` / ``quant_max - zp`` where clamped low/high and ``(y - x) / scale`` inside, d/dzero_point
 is ``-scale`` where clamped and 0 inside; both are summed (per channel: over all but ``axis``) and
-multiplied by ``grad_factor``. As in PyTorch's backward kernel these use ``rint(zp + x * (1/scale))`` with
-the zero point ``trunc(zp + 0.5)`` clamped to the range.
+multiplied by ``grad_factor``. As in PyTorch's backward kernels these use ``rint(zp + x * (1/scale))`` (the
+zero point added before rounding) with the zero point clamped to the range after ``trunc(zp + 0.5)`` per
+tensor, ``rint(zp)`` per channel (as in the forward). All rounding goes through ``round_to_grid``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 
 from ..ops.op import Op
 from ..tensor import Tensor
-from .quantize import channel_shape
+from .quantize import channel_shape, round_to_grid
 
 
 def _check_range(quant_min: int, quant_max: int) -> None:
@@ -45,7 +46,7 @@ class FakeQuantizePerTensor(Op):
     def forward(self, x, scale: float, zero_point: int, quant_min: int, quant_max: int):
         xp = self.xp
         scale = x.dtype.type(xp.float32(scale))
-        q = xp.rint(x / scale) + zero_point
+        q = round_to_grid(xp, x / scale, zero_point, zero_point_first=False)
         self.mask = (q >= quant_min) & (q <= quant_max)
         return ((xp.clip(q, quant_min, quant_max) - zero_point) * scale).astype(x.dtype, copy=False)
 
@@ -60,7 +61,7 @@ class FakeQuantizePerChannel(Op):
         scale = scale.astype(xp.float32).reshape(shape)
         zero_point = zero_point.astype(x.dtype).reshape(shape)
         inv_scale = xp.float32(1.0) / scale
-        q = xp.rint(x * inv_scale.astype(x.dtype)) + zero_point
+        q = round_to_grid(xp, x * inv_scale.astype(x.dtype), zero_point, zero_point_first=False)
         self.mask = (q >= quant_min) & (q <= quant_max)
         return ((xp.clip(q, quant_min, quant_max) - zero_point) * scale.astype(x.dtype)).astype(x.dtype, copy=False)
 
@@ -80,14 +81,17 @@ class FakeQuantizeLearnable(Op):
         zp_float = zero_point.astype(xp.float32).reshape(shape)
         zp_forward = xp.clip(xp.rint(zp_float), quant_min, quant_max)
         if axis is None:  # fake_quantize_per_tensor_affine's arithmetic
-            q = xp.rint(x / s.astype(x.dtype)) + zp_forward
+            q = round_to_grid(xp, x / s.astype(x.dtype), zp_forward, zero_point_first=False)
         else:
-            q = xp.rint(x * (xp.float32(1.0) / s).astype(x.dtype)) + zp_forward
+            q = round_to_grid(xp, x * (xp.float32(1.0) / s).astype(x.dtype), zp_forward, zero_point_first=False)
         y = ((xp.clip(q, quant_min, quant_max) - zp_forward) * s).astype(x.dtype)
         # backward coefficients (PyTorch's _fake_quantize_grad_learnable kernels)
-        zp_backward = xp.clip(xp.trunc(zp_float + xp.float32(0.5)), quant_min, quant_max)
+        if axis is None:
+            zp_backward = xp.clip(xp.trunc(zp_float + xp.float32(0.5)), quant_min, quant_max)
+        else:
+            zp_backward = zp_forward
         inv_s = xp.float32(1.0) / s
-        q_backward = xp.rint(zp_backward + x * inv_s)
+        q_backward = round_to_grid(xp, x * inv_s, zp_backward, zero_point_first=True)
         low, high = q_backward < quant_min, q_backward > quant_max
         inside = ~(low | high)
         x_fq = (q_backward - zp_backward) * s

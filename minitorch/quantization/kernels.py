@@ -4,7 +4,9 @@ Each takes quantized tensors and returns one quantized to the given output ``sca
   linear:  acc = (x_q - x_zp) @ (w_q - w_zp).T  in int32;  real = acc * (x_scale * w_scale[c]) + bias
   matmul:  acc = (a_q - a_zp) @ (b_q - b_zp)    in int32;  real = acc * (a_scale * b_scale)
   add:     real = dequantize(a) + dequantize(b)
-then ``q = clamp(rint(zero_point + real * (1/scale)), qmin, qmax)`` (float32, as quantize_per_tensor).
+then ``q = clamp(rint(zero_point + real * (1/scale)), qmin, qmax)`` (float32, as quantize_per_tensor), except
+linear, which rounds before adding the zero point as FBGEMM's requantization does:
+``q = clamp(rint(real * (1/scale)) + zero_point, qmin, qmax)`` (``round_to_grid``).
 relu keeps the input's quantizer: ``max(q, zero_point)``.
 Gradients follow the straight-through estimator: the float op's derivative at the dequantized inputs,
 masked where the output requantization clamped. Inputs must be quantized per tensor, except the linear
@@ -19,7 +21,7 @@ from ..ops.op import Op, register_non_dense
 from ..tensor import Tensor
 from .dispatch import apply_quantized
 from .qtensor import PerChannelQuantizer, PerTensorQuantizer, QTensor, check_scale, check_zero_point
-from .quantize import channel_shape, clamp_to_int
+from .quantize import channel_shape, clamp_to_int, round_to_grid
 
 
 def _centered(op: Op, q, quantizer):
@@ -32,10 +34,11 @@ def _centered(op: Op, q, quantizer):
     return q.astype(xp.int32) - zero_points, quantizer.scales._array.reshape(shape)
 
 
-def _requantize(op: Op, real, scale: float, zero_point: int, dtype):
+def _requantize(op: Op, real, scale: float, zero_point: int, dtype, zero_point_first: bool = True):
     """float32 ``real`` -> integers with the output quantizer; the STE mask goes on ``op``."""
     xp = op.xp
-    shifted = xp.rint(xp.float32(zero_point) + real.astype(xp.float32) * (xp.float32(1.0) / xp.float32(scale)))
+    scaled = real.astype(xp.float32) * (xp.float32(1.0) / xp.float32(scale))
+    shifted = round_to_grid(xp, scaled, xp.float32(zero_point), zero_point_first=zero_point_first)
     qmin, qmax = _dtype.QUANTIZED_RANGES[dtype]
     op.mask = (shifted >= qmin) & (shifted <= qmax)
     op.out_quantizer = PerTensorQuantizer(dtype, scale, zero_point)
@@ -54,7 +57,7 @@ class QuantizedLinear(Op):
             real = real + bias.astype(xp.float32)
         self.x_hat = (x_int.astype(xp.float64) * x_scale).astype(xp.float32)
         self.w_hat = (w_int.astype(xp.float64) * w_scale).astype(xp.float32)
-        return _requantize(self, real, scale, zero_point, dtype)
+        return _requantize(self, real, scale, zero_point, dtype, zero_point_first=False)
 
     def backward(self, grad):
         g = grad * self.constant(self.mask)

@@ -1,8 +1,8 @@
 """quantize_per_tensor, quantize_per_channel and dequantize: PyTorch's x86 arithmetic, bit for bit.
 
 Formulas (docs/quantization.md, SEMANTICS 4.1), all in float32 unless said:
-  per tensor (FBGEMM):  q = clamp(rint(float32(zero_point) + x * (1f / float32(scale))), qmin, qmax)
-  per channel:          q = clamp(rint(x * (1f / float32(scale[c]))) + zero_point[c], qmin, qmax)
+  per tensor:   q = clamp(rint(float32(zero_point) + x * (1f / float32(scale))), qmin, qmax)
+  per channel:  q = clamp(rint(float32(zero_point[c]) + x * (1f / float32(scale[c]))), qmin, qmax)
   dequantize:           x = float32(scale) * float32(q - zero_point);  per channel in float64, then float32.
 Gradients (a deliberate extension of PyTorch): quantize passes the gradient where the rounded, shifted
 value lies in [qmin, qmax] (inclusive, ``fake_quantize``'s mask) and 0 elsewhere; dequantize passes it
@@ -30,6 +30,19 @@ def channel_shape(ndim: int, axis: int) -> tuple:
     return tuple(-1 if d == axis else 1 for d in range(ndim))
 
 
+def round_to_grid(xp, scaled, zero_point, *, zero_point_first: bool):
+    """``scaled`` (``x * (1/scale)``) rounded half to even onto the integer grid shifted by ``zero_point``.
+
+    PyTorch's x86 kernels add the zero point either before rounding (``rint(zero_point + scaled)``:
+    quantize_per_tensor/_per_channel, quantized add and matmul, the learnable fake-quantize backward) or
+    after (``rint(scaled) + zero_point``: fake_quantize_* forward, quantized linear's FBGEMM
+    requantization). The two differ at ties when the zero point is odd: 1.5 with zero point 1 gives
+    ``rint(2.5) = 2`` before and ``rint(1.5) + 1 = 3`` after. Every quantizing op rounds here."""
+    if zero_point_first:
+        return xp.rint(zero_point + scaled)
+    return xp.rint(scaled) + zero_point
+
+
 def clamp_to_int(op: Op, values, dtype):
     """Clamp float values to the range of the quantized ``dtype`` (in float64, so that 2^31-1 stays exact)
     and cast to its storage type."""
@@ -47,7 +60,7 @@ class QuantizePerTensor(Op):
         if x.dtype.kind != "f":
             raise RuntimeError(f"quantize_per_tensor: expected a floating point input, got {self.backend.dtype_of(x)}")
         inv_scale = xp.float32(1.0) / xp.float32(scale)
-        shifted = xp.rint(xp.float32(zero_point) + x.astype(xp.float32) * inv_scale)
+        shifted = round_to_grid(xp, x.astype(xp.float32) * inv_scale, xp.float32(zero_point), zero_point_first=True)
         qmin, qmax = _dtype.QUANTIZED_RANGES[dtype]
         self.mask = (shifted >= qmin) & (shifted <= qmax)
         self.out_quantizer = PerTensorQuantizer(dtype, scale, zero_point)
@@ -66,8 +79,8 @@ class QuantizePerChannel(Op):
             raise RuntimeError(f"quantize_per_channel: expected a floating point input, got {self.backend.dtype_of(x)}")
         shape = channel_shape(x.ndim, axis)
         inv_scale = xp.float32(1.0) / scales._array.astype(xp.float32).reshape(shape)
-        rounded = xp.rint(x.astype(xp.float32) * inv_scale)
-        shifted = rounded + zero_points._array.astype(xp.float32).reshape(shape)
+        zero_point = zero_points._array.astype(xp.float32).reshape(shape)
+        shifted = round_to_grid(xp, x.astype(xp.float32) * inv_scale, zero_point, zero_point_first=True)
         self.out_quantizer = PerChannelQuantizer(dtype, scales, zero_points, axis)
         qmin, qmax = _dtype.QUANTIZED_RANGES[dtype]
         self.mask = (shifted >= qmin) & (shifted <= qmax)

@@ -17,6 +17,17 @@ from ...creation import as_tensor
 
 T_co = TypeVar("T_co", covariant=True)
 
+_CHUNK = 32  # draws with replacement come this many at a time (PyTorch's RandomSampler): memory stays O(1)
+
+
+def _in_chunks(num_samples: int, draw) -> Iterator[int]:
+    """``num_samples`` indices from ``draw(k)`` (a tensor of ``k`` draws), drawn lazily in chunks, so
+    ``num_samples=10**10`` costs nothing until iterated and the first items come at once."""
+    for _ in range(num_samples // _CHUNK):
+        yield from draw(_CHUNK).tolist()
+    if num_samples % _CHUNK:
+        yield from draw(num_samples % _CHUNK).tolist()
+
 
 def _check_positive_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -75,7 +86,7 @@ class RandomSampler(Sampler[int]):
         n = len(self.data_source)
         generator = self.generator
         if self.replacement:
-            yield from _random.randint(n, (self.num_samples,), generator=generator).tolist()
+            yield from _in_chunks(self.num_samples, lambda k: _random.randint(n, (k,), generator=generator))
             return
         for _ in range(self.num_samples // n):
             yield from _random.randperm(n, generator=generator).tolist()
@@ -101,7 +112,9 @@ class SubsetRandomSampler(Sampler[int]):
 
 
 class WeightedRandomSampler(Sampler[int]):
-    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (need not sum to 1)."""
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (need not sum to 1).
+    With replacement they are drawn lazily in chunks (PyTorch draws them all at once: ``num_samples`` is
+    not bounded by ``len(weights)`` there); without, ``num_samples <= len(weights)``."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None) -> None:
         _check_positive_int("num_samples", num_samples)
@@ -117,7 +130,12 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        drawn = _random.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        if self.replacement:
+            yield from _in_chunks(
+                self.num_samples, lambda k: _random.multinomial(self.weights, k, True, generator=self.generator)
+            )
+            return
+        drawn = _random.multinomial(self.weights, self.num_samples, False, generator=self.generator)
         yield from drawn.tolist()
 
     def __len__(self) -> int:
