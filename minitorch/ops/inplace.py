@@ -46,40 +46,64 @@ def check_inplace(self: Tensor, recording: bool) -> None:
         )
     if not recording:
         return
+    if meta is not None and meta.base is not None:
+        check_view_rebase(self, indirect=False)
+        if meta.base._grad_fn is None and meta.base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if meta is None:
+
+
+_WHY_NOT_IN_PLACE = {
+    "multi_output": (
+        " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+        "views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+    ),
+    "no_grad": (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+        "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+        "tracked) or both outside (if you want the inplace to be tracked)."
+    ),
+    "inference_mode": (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+        "both the view and the inplace either both inside the inference_mode block (if you don't want the inplace to "
+        "be tracked) or both outside (if you want the inplace to be tracked)."
+    ),
+    "custom_function": (
+        " This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+        "logic to handle view+inplace would override the custom backward associated with the custom Function, "
+        "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+        "custom Function."
+    ),
+}
+
+
+def check_view_rebase(view: Tensor, indirect: bool) -> None:
+    """Raise if ``view``'s history may not be rewritten (PyTorch's handle_view_on_rebase): it was made by a
+    multi-output op, in no_grad or inference mode, or by a custom Function, or is a view of such a view
+    (``view_creation``). ``indirect``: its base or another view was written, not the view itself."""
+    creation = view._meta.creation
+    if creation == "default":
         return
-    if meta.creation == "custom_function":
-        name = type(self._grad_fn).__name__.removesuffix("Backward") if self._grad_fn is not None else "Function"
-        raise RuntimeError(
-            f"Output {self._output_nr} of {name} is a view and is being modified inplace. This view was created "
-            "inside a custom Function (or because an input was returned as-is) and the autograd logic to handle "
-            "view+inplace would override the custom backward associated with the custom Function, leading to "
-            "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
-            "custom Function."
-        )
-    base = meta.base
-    if base is None:
-        return
-    if meta.creation == "multi_output":
-        op_name, index = meta.view_op
-        raise RuntimeError(
-            f"Output {index} of {op_name}Backward0 is a view and is being modified inplace. This view is the output "
-            "of a function that returns multiple views. Such functions do not allow the output views to be "
-            "modified inplace. You should replace the inplace operation by an out-of-place one."
-        )
-    if meta.creation in ("no_grad", "inference_mode"):
-        block = "inference_mode block" if meta.creation == "inference_mode" else "no_grad block"
-        raise RuntimeError(
-            f"A view was created in {meta.creation.replace('_mode', '_mode')} mode and is being modified inplace "
-            "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
-            "can clarify your code by moving both the view and the inplace either both inside the "
-            f"{block} (if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
-            "be tracked)."
-        )
-    if base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    node = view._grad_fn
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if creation in ("no_grad", "inference_mode") or node is None:
+        if node is not None:
+            prefix = f"Output {view._output_nr} of {_forward_name(node)} is a view of a view which was created in"
+        else:
+            prefix = "A view was created in"
+        if creation == "inference_mode":
+            message = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        message = f"Output {view._output_nr} of {_forward_name(node)} is a view and {modified} modified inplace."
+    raise RuntimeError(message + _WHY_NOT_IN_PLACE[creation])
+
+
+def _forward_name(node: Node) -> str:
+    """The forward op a node records, as PyTorch's messages name it (``SplitBackward0`` -> ``Split``)."""
+    return node.name().rstrip("0123456789").removesuffix("Backward")
 
 
 def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
@@ -274,21 +298,15 @@ def rebase_base_through_view(view: Tensor, node: Node, output_nr: int, view_inpu
 
 
 def refresh_view_grad_fn(view: Tensor) -> None:
-    """Rebuild a stale view's history as an as_strided view of its base's current history."""
+    """Rebuild a stale view's history as an as_strided view of its base's current history (after the
+    checks of ``check_view_rebase``: a view whose history may not be rewritten raises instead)."""
     meta = view._meta
-    meta.view_version = view._storage.version
     base = meta.base
-    if meta.creation in ("no_grad", "inference_mode"):
-        if base._grad_fn is not None and grad_mode.state.enabled:
-            block = "inference_mode block" if meta.creation == "inference_mode" else "no_grad block"
-            raise RuntimeError(
-                f"A view was created in {meta.creation} mode and its base or another view of its base has been "
-                "modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it "
-                "is forbidden. You can clarify your code by moving both the view and the inplace either both inside "
-                f"the {block} (if you don't want the inplace to be tracked) or both outside (if you want the "
-                "inplace to be tracked)."
-            )
+    if view._grad_fn is None and not base._requires_grad:
+        meta.view_version = view._storage.version
         return
+    check_view_rebase(view, indirect=True)
+    meta.view_version = view._storage.version
     if not base._requires_grad:
         view._grad_fn = None
         return
