@@ -20,7 +20,19 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
 from ..tensor import Tensor
 from .op import Op
-from .views import AsStrided, Index, ViewScatter, _overlaps, normalize_basic_index, region_of
+from .views import (
+    AsStrided,
+    Index,
+    ViewScatter,
+    _overlaps,
+    as_strided,
+    normalize_basic_index,
+    region_of,
+    squeeze,
+    t,
+    transpose,
+    unsqueeze,
+)
 
 _LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -30,10 +42,11 @@ def _any_requires_grad(args) -> bool:
     return any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
-def check_inplace(self: Tensor, recording: bool) -> None:
+def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -> None:
     """PyTorch's checks that keep in-place writes sound (VariableTypeUtils check_inplace and
-    handle_view_on_rebase). The first two hold always; the rest only when the write is recorded."""
-    if _overlaps(self._array.shape, self.stride()):
+    handle_view_on_rebase). The first two hold always; the rest only when the write is recorded.
+    An in-place view op (``t_``) writes no element, so overlapping memory is no reason to refuse it."""
+    if writes_elements and _overlaps(self._array.shape, self.stride()):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation."
@@ -48,7 +61,7 @@ def check_inplace(self: Tensor, recording: bool) -> None:
         return
     if meta is not None and meta.base is not None:
         check_view_rebase(self, indirect=False)
-        if meta.base._grad_fn is None and meta.base._requires_grad:
+        if meta.base._grad_fn is None and self.requires_grad:  # the base is a leaf (requiring grad or not)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -515,5 +528,55 @@ def setitem(self: Tensor, index, value) -> None:
 
 Tensor.index_put_ = index_put_
 Tensor.__setitem__ = setitem
+
+
+# in-place view ops: a new geometry for self, no element written -----------------------------------
+
+
+def run_inplace_view(self: Tensor, name: str, view_fn, *args, **kwargs) -> Tensor:
+    """``self`` becomes the view ``view_fn(self, *args, **kwargs)`` of its own memory (``t_``, ``unsqueeze_``).
+
+    Only size, stride and offset change, yet, as in PyTorch, it is an in-place op: the in-place checks
+    apply, the version is bumped (a saved ``self`` is then caught at backward), and with grad the view's
+    node goes on top of ``self``'s history. A view stays a view of its base, whose history is untouched."""
+    if not self._dense:
+        raise NotImplementedError(f"{name}: minitorch has no in-place view ops for {self._kind} tensors")
+    recording = grad_mode.state.enabled and self.requires_grad
+    base = self._meta.base if self._meta is not None else None
+    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad), False)
+    with grad_mode.set_grad_enabled(recording):
+        result = view_fn(_with_history(self) if recording else self._alias(), *args, **kwargs)
+    self._array, self._offset = result._array, result._offset
+    self._storage.version += 1
+    if recording:
+        self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+        if base is not None:
+            self._meta.view_version = self._storage.version
+    return self
+
+
+def _inplace_view(view_fn, doc: str):
+    name = view_fn.__name__ + "_"
+
+    def method(self: Tensor, *args, **kwargs) -> Tensor:
+        return run_inplace_view(self, name, view_fn, *args, **kwargs)
+
+    method.__name__, method.__doc__ = name, doc
+    return method
+
+
+def t_(self: Tensor) -> Tensor:
+    """In-place ``t``: self is transposed (at most 2 dims)."""
+    if self.dim() > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return run_inplace_view(self, "t_", t)
+
+
+Tensor.unsqueeze_ = _inplace_view(unsqueeze, "In-place ``unsqueeze``: self gets a new dim of size 1.")
+Tensor.squeeze_ = _inplace_view(squeeze, "In-place ``squeeze``: self loses dims of size 1 (all, or the given).")
+Tensor.t_ = t_
+Tensor.transpose_ = _inplace_view(transpose, "In-place ``transpose``: two dims of self swapped.")
+Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
+Tensor.as_strided_ = _inplace_view(as_strided, "In-place ``as_strided``: self becomes that window of its storage.")
 
 __all__: list = []
