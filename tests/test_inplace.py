@@ -545,3 +545,10 @@ def test_views_of_inference_tensors_are_inference_tensors():
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode is not allowed"):
         x[1:].add_(1)
     assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_view_made_to_require_grad_is_a_view_of_a_leaf():
+    x = torch.arange(3.0).view(3, 1).requires_grad_()  # its base, the arange, does not require grad
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in an in-place"):
+        x.mul_(2)
+    assert x.tolist() == [[0.0], [1.0], [2.0]] and x._version == 0
