@@ -498,7 +498,16 @@ class IndexAssign(Op):
     def forward(self, x, values, index):
         self.index = index
         out = x.copy()
-        out[tuple(getattr(i, "_array", i) for i in index)] = values
+        where = tuple(getattr(i, "_array", i) for i in index)
+        try:
+            out[where] = values
+        except (ValueError, TypeError):
+            if not hasattr(values, "shape"):
+                raise
+            raise RuntimeError(  # numpy's words for values that do not fit, PyTorch's instead
+                f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to indexing "
+                f"result of shape {list(out[where].shape)}"
+            ) from None
         return out
 
     def backward(self, grad):
@@ -518,10 +527,22 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
 
 
 def setitem(self: Tensor, index, value) -> None:
-    """``t[index] = value``: basic indices write through a view (CopySlices), others via index_put_."""
+    """``t[index] = value``: basic indices write through a view (CopySlices), others via index_put_.
+
+    As in PyTorch (and unlike ``copy_``), a tensor value first loses its leading size-1 dims, then
+    broadcasts to the indexed shape: ``logits[0] = torch.ones(1, 27)`` fills a row of 27."""
+    if isinstance(value, Tensor) and value.dim() and value._array.shape[0] == 1:
+        shape = value._array.shape
+        lead = 0
+        while lead < len(shape) and shape[lead] == 1:
+            lead += 1
+        value = value.view(shape[lead:])
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
-        copy_(Index.apply(self, basic), value)
+        target = Index.apply(self, basic)
+        if isinstance(value, Tensor) and value._array.shape != target._array.shape:
+            value = value.expand(target._array.shape)  # PyTorch's expand errors when it does not fit
+        copy_(target, value)
     else:
         run_inplace(self, _assign, (index, value), {}, "index_put_")
 

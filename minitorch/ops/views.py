@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..autograd import grad_mode
-from ..tensor import Tensor, view_requires_grad, wrap_dim
+from ..tensor import Tensor, legacy_type_name, view_requires_grad, wrap_dim
 from .op import Op
 
 
@@ -355,11 +355,18 @@ class Expand(ViewOp):
 
 def expand(input: Tensor, *sizes) -> Tensor:
     """A broadcast view: size-1 dims repeat with stride 0 (no copy)."""
-    return Expand.apply(input, _shape_arg(sizes))
+    sizes = _shape_arg(sizes)
+    if len(sizes) < input.dim():
+        raise RuntimeError(
+            f"expand({legacy_type_name(input)}{{{list(input.shape)}}}, size={list(sizes)}): the number of sizes "
+            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor "
+            f"({input.dim()})"
+        )
+    return Expand.apply(input, sizes)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
-    return Expand.apply(input, other._array.shape)
+    return expand(input, other._array.shape)
 
 
 class Squeeze(ViewOp):
