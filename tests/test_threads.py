@@ -156,20 +156,25 @@ def expected_modes(steps):
 def run_steps(steps, barrier, seen):
     """Apply ``steps`` in this thread, waiting at ``barrier`` after each so that all threads go in lockstep."""
     stack = []
-    for kind, arg in steps:
-        if kind == "ctx":
-            context = CONTEXTS[arg][0]()
-            context.__enter__()
-            stack.append(context)
-        elif kind == "call":
-            torch.set_grad_enabled(arg)
-        elif stack:
+    try:
+        for kind, arg in steps:
+            if kind == "ctx":
+                context = CONTEXTS[arg][0]()
+                context.__enter__()
+                stack.append(context)
+            elif kind == "call":
+                torch.set_grad_enabled(arg)
+            elif stack:
+                stack.pop().__exit__(None, None, None)
+            barrier.wait(TIMEOUT)  # every thread has made its step: now each reads its own state
+            seen.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+            barrier.wait(TIMEOUT)
+    except BaseException:
+        barrier.abort()  # the other threads stop waiting at once
+        raise
+    finally:
+        while stack:
             stack.pop().__exit__(None, None, None)
-        barrier.wait(TIMEOUT)  # every thread has made its step: now each reads its own state
-        seen.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
-        barrier.wait(TIMEOUT)
-    while stack:
-        stack.pop().__exit__(None, None, None)
 
 
 @given(st.lists(st.lists(step, min_size=1, max_size=8), min_size=2, max_size=4))
