@@ -486,6 +486,7 @@ def test_indirect_writes_make_restricted_views_unusable():
     q = p[0]
     with torch.no_grad():
         x.mul_(2)  # the base written, even under no_grad
+    assert repr(p).endswith(", grad_fn=<Invalid>)")  # printing still works, as in PyTorch
     with pytest.raises(RuntimeError, match="^Output 0 of Split is a view and its base or another view of its base has "
                                            "been modified inplace. " + MULTI_OUTPUT):
         _ = p.grad_fn
