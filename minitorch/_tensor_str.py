@@ -218,11 +218,22 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
         body = _tensor_str(t, indent)
     if tensor_contents is not None:
         body = tensor_contents
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    _autograd_suffix(t, suffixes)
+    return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _autograd_suffix(t, suffixes: list[str]) -> None:
+    """``grad_fn=<...>`` or ``requires_grad=True``. A view whose history can't be rebuilt any more (its base
+    was written after it was made under no_grad, or by split) shows ``grad_fn=<Invalid>``, as in PyTorch."""
+    try:
+        node = t.grad_fn
+    except RuntimeError:
+        suffixes.append("grad_fn=<Invalid>")
+        return
+    if node is not None:
+        suffixes.append(f"grad_fn=<{node.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)
 
 
 def _quantized_repr(t, prefix: str, suffixes: list[str], tensor_contents: str | None) -> str:
@@ -245,10 +256,7 @@ def _quantized_repr(t, prefix: str, suffixes: list[str], tensor_contents: str | 
         body = "[]"
     else:
         body = _tensor_str(values, indent)
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
+    _autograd_suffix(t, suffixes)
     return _add_suffixes(prefix + body, suffixes, indent)
 
 

@@ -45,10 +45,10 @@ class AutogradMeta:
         "accumulator",  # weakref to the leaf's AccumulateGrad
         "base",  # the root tensor a view was made from
         "view_version",  # storage version when a view's grad_fn was last set (issue: views+inplace)
-        "creation",  # how a view was made: "default", "no_grad", "multi_output", "custom_function"
+        "creation",  # how a view was made (ops.views.view_creation): "default", "no_grad", "inference_mode",
+        # "multi_output", "custom_function"; a view of a view inherits its input's restriction
         "is_inference",
         "name",
-        "view_op",  # the op that made a multi-output view ("Unbind", "Split"), for error messages
     )
 
     def __init__(self):
@@ -58,7 +58,6 @@ class AutogradMeta:
         self.creation = "default"
         self.is_inference = False
         self.name = None
-        self.view_op = None
 
 
 class Tensor:
@@ -361,7 +360,7 @@ class Tensor:
 
     # aliases -----------------------------------------------------------------------------------
     def _alias(self) -> Tensor:
-        """Same storage, same geometry, no autograd history."""
+        """Same storage, same geometry, no autograd history (an inference tensor's alias is one too)."""
         t = object.__new__(Tensor)
         t._array = self._array
         t._storage = self._storage
@@ -370,10 +369,13 @@ class Tensor:
         t._grad_fn = None
         t._output_nr = 0
         t._meta = None
+        if self._meta is not None and self._meta.is_inference:
+            t._autograd_meta().is_inference = True
         return t
 
     def _view(self, size, stride, offset) -> Tensor:
-        """A tensor over this tensor's storage with the given geometry (no autograd)."""
+        """A tensor over this tensor's storage with the given geometry (no autograd; a view of an
+        inference tensor is an inference tensor, wherever it is made)."""
         storage = self._storage
         t = object.__new__(Tensor)
         t._array = storage.backend.as_strided(storage.data, size, stride, offset)
@@ -383,6 +385,8 @@ class Tensor:
         t._grad_fn = None
         t._output_nr = 0
         t._meta = None
+        if self._meta is not None and self._meta.is_inference:
+            t._autograd_meta().is_inference = True
         return t
 
     def detach(self) -> Tensor:

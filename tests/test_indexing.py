@@ -2,6 +2,8 @@
 masks, take/take_along_dim, nonzero/argwhere/where(cond). Values against numpy's fancy indexing
 (same semantics, except where PyTorch selects integer scalars first), gradients by gradcheck in float64."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -477,3 +479,107 @@ def test_ops_keep_their_own_copy_of_the_index():
     index.numpy()[:] = 2  # writing the index afterwards must not move the gradient
     (picked.sum() + selected.sum()).backward()
     assert x.grad.tolist() == [4.0, 0.0, 0.0]
+
+
+# t[index] = value: the value's leading size-1 dims are dropped, then it broadcasts (PyTorch's setitem rule;
+# not copy_'s). Expected values from PyTorch 2.13; values are 1, 2, 3, ... in the value's shape.
+MASK = [[True, False, True], [False, True, True]]
+SETITEM_FITS = [
+    ((2, 3), 0, (1, 3), [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), 0, (1, 1, 3), [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), 0, (1,), [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), 0, (), [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), slice(0, 2), (1, 1, 3), [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]),
+    ((2, 3), slice(0, 2), (1, 2, 1), [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]),
+    ((2, 3), Ellipsis, (1, 1, 2, 3), [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+    ((2, 3), (0, 0), (1, 1), [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), (None, 0), (1, 1, 3), [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), [0, 1], (1, 1, 3), [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]),
+    ((2, 3), [0, 1], (1, 2, 1), [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]),
+    ((2, 3), (slice(None), [0, 2]), (1, 1, 2), [[1.0, 0.0, 2.0], [1.0, 0.0, 2.0]]),
+    ((2, 3), (0, [0, 2]), (1, 1, 2), [[1.0, 0.0, 2.0], [0.0, 0.0, 0.0]]),
+    ((2, 3), "mask", (1, 4), [[1.0, 0.0, 2.0], [0.0, 3.0, 4.0]]),
+    ((2, 3), "mask", (1, 1), [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]),
+]
+
+
+def _index(index):
+    return torch.tensor(MASK) if isinstance(index, str) else index
+
+
+def _counting(shape):
+    return torch.arange(1.0, 1 + math.prod(shape)).view(shape)
+
+
+@pytest.mark.parametrize("shape,index,value_shape,expected", SETITEM_FITS, ids=[str(c[1:3]) for c in SETITEM_FITS])
+def test_setitem_drops_leading_ones_of_the_value(shape, index, value_shape, expected):
+    x = torch.zeros(shape)
+    x[_index(index)] = _counting(value_shape)
+    assert x.tolist() == expected
+
+
+def test_setitem_row_from_a_row_matrix():
+    logits = torch.zeros(8, 27)
+    logits[0] = torch.ones(1, 27)
+    assert logits.sum().item() == 27.0 and logits[0].tolist() == [1.0] * 27
+    with pytest.raises(RuntimeError):  # copy_ keeps its own rule: no dims dropped
+        logits[1].copy_(torch.ones(1, 27))
+
+
+SETITEM_ERRORS = [
+    ((8, 27), 0, (1, 27, 1), r"expand\(torch.FloatTensor\{\[27, 1\]\}, size=\[27\]\): the number of sizes provided \(1\) "
+                             r"must be greater or equal to the number of dimensions in the tensor \(2\)"),
+    ((8, 27), 0, (2, 27), r"expand\(torch.FloatTensor\{\[2, 27\]\}, size=\[27\]\): the number of sizes provided"),
+    ((8, 27), 0, (28,), r"The expanded size of the tensor \(27\) must match the existing size \(28\) at non-singleton "
+                        r"dimension 0.  Target sizes: \[27\].  Tensor sizes: \[28\]"),
+    ((2, 3), (0, 0), (1, 2), r"expand\(torch.FloatTensor\{\[2\]\}, size=\[\]\): the number of sizes provided \(0\)"),
+    ((2, 3), [0, 1], (3, 2, 3), r"shape mismatch: value tensor of shape \[3, 2, 3\] cannot be broadcast to indexing "
+                                r"result of shape \[2, 3\]"),
+    ((2, 3), (slice(None), [0, 2]), (3, 2), r"shape mismatch: value tensor of shape \[3, 2\] cannot be broadcast to "
+                                            r"indexing result of shape \[2, 2\]"),
+    ((2, 3), "mask", (1, 3), r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to indexing result of "
+                             r"shape \[4\]"),
+    ((2, 3), "mask", (2, 2), r"shape mismatch: value tensor of shape \[2, 2\] cannot be broadcast to indexing result"),
+]
+
+
+@pytest.mark.parametrize("shape,index,value_shape,message", SETITEM_ERRORS, ids=[str(c[1:3]) for c in SETITEM_ERRORS])
+def test_setitem_values_that_do_not_fit(shape, index, value_shape, message):
+    x = torch.zeros(shape)
+    with pytest.raises(RuntimeError, match=message):
+        x[_index(index)] = _counting(value_shape)
+    assert x.count_nonzero().item() == 0 and x._version == 0
+
+
+def test_setitem_with_leading_ones_is_differentiable():
+    weights = torch.arange(12.0, dtype=torch.float64).view(3, 4)
+    base = torch.zeros(3, 4, dtype=torch.float64, requires_grad=True)
+    v = torch.arange(1.0, 5.0, dtype=torch.float64).view(1, 4).requires_grad_()
+    x = base.clone()
+    x[1] = v * 2
+    (x * weights).sum().backward()
+    assert base.grad.tolist() == [[0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0], [8.0, 9.0, 10.0, 11.0]]
+    assert v.grad.tolist() == [[8.0, 10.0, 12.0, 14.0]]
+    base.grad = None
+    w = torch.arange(1.0, 5.0, dtype=torch.float64).view(1, 1, 4).requires_grad_()
+    x = base.clone()
+    x[[0, 2]] = w
+    (x * weights).sum().backward()
+    assert base.grad.tolist() == [[0.0, 0.0, 0.0, 0.0], [4.0, 5.0, 6.0, 7.0], [0.0, 0.0, 0.0, 0.0]]
+    assert w.grad.tolist() == [[[8.0, 10.0, 12.0, 14.0]]]
+
+    def basic(b, value):
+        y = b * 1
+        y[1:3] = value
+        return y
+
+    def advanced(b, value):
+        y = b * 1
+        y[[2, 0]] = value
+        return y
+
+    b = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    check(basic, b, torch.randn(1, 1, 4, dtype=torch.float64, requires_grad=True))
+    check(basic, b, torch.randn(1, 2, 1, dtype=torch.float64, requires_grad=True))
+    check(advanced, b, torch.randn(1, 1, 4, dtype=torch.float64, requires_grad=True))
+    check(advanced, b, torch.randn(1, 2, 4, dtype=torch.float64, requires_grad=True))

@@ -163,7 +163,7 @@ def test_vw13_saved_output_written_through_a_view():
 
 def test_vw14_forbidden_views():
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
-    with pytest.raises(RuntimeError, match="Output 0 of UnbindBackward0 is a view and is being modified inplace"):
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view and is being modified inplace"):
         x.clone().unbind(0)[0].mul_(2)
     with pytest.raises(RuntimeError, match="This view is the output of a function that returns multiple views"):
         x.clone().split(1)[0].mul_(2)
@@ -390,3 +390,166 @@ def test_mark_dirty_on_a_view_rewrites_the_base():
     assert y.grad_fn.name() == "CopySlices"
     y.sum().backward()
     assert x.grad.tolist() == [1.0, 10.0, 10.0]
+
+
+# Views of restricted views (PyTorch's CreationMeta propagation): messages from PyTorch 2.13.
+MULTI_OUTPUT = "This view is the output of a function that returns multiple views. Such functions do not allow"
+NO_GRAD_VIEW = "created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use"
+PIECES = {
+    "split": lambda t: t.split(1, dim=2)[2],
+    "split_sizes": lambda t: t.split([2, 3], dim=2)[1],
+    "split_with_sizes": lambda t: t.split_with_sizes([2, 3], dim=2)[1],
+    "torch.split": lambda t: torch.split(t, 1, 2)[2],
+    "chunk": lambda t: t.chunk(5, dim=2)[2],
+    "unbind": lambda t: t.unbind(2)[2].unsqueeze(-1),
+}
+FURTHER_WRITES = {
+    "setitem": lambda p: p.__setitem__((2, -1, slice(None, 1)), 0.5),
+    "view_then_add_": lambda p: p.transpose(0, 1)[0].add_(1),
+    "unsqueeze_then_mul_": lambda p: p.unsqueeze(0).mul_(2),
+}
+
+
+@pytest.mark.parametrize("write", list(FURTHER_WRITES), ids=list(FURTHER_WRITES))
+@pytest.mark.parametrize("piece", list(PIECES), ids=list(PIECES))
+def test_views_of_multi_output_views_may_not_be_written_in_place(piece, write):
+    t2 = torch.randn(3, 4, 5, requires_grad=True).clone() * 1
+    before = t2.detach().clone()
+    p = PIECES[piece](t2)
+    with pytest.raises(RuntimeError, match=r"Output 0 of \w+ is a view and is being modified inplace\. " + MULTI_OUTPUT):
+        FURTHER_WRITES[write](p)
+    assert torch.equal(t2.detach(), before)  # a refused write changes nothing
+
+
+def test_multi_output_message_names_the_output_and_its_forward_op():
+    x = torch.randn(3, 4, requires_grad=True).clone()
+    with pytest.raises(RuntimeError, match="^Output 1 of Unbind is a view and is being modified inplace. " + MULTI_OUTPUT):
+        x.unbind(0)[1].add_(1)
+    with pytest.raises(RuntimeError, match="^Output 1 of SplitWithSizes is a view and is being modified inplace"):
+        x.split([1, 2])[1].add_(1)
+    with pytest.raises(RuntimeError, match="^Output 0 of View is a view and is being modified inplace. " + MULTI_OUTPUT):
+        x.unbind(0)[0].view(2, 2).add_(1)
+    leaf_ = torch.randn(3, 4, requires_grad=True)  # the view rule is checked before the leaf rule
+    with pytest.raises(RuntimeError, match="^Output 0 of Select is a view and is being modified inplace. " + MULTI_OUTPUT):
+        leaf_.split(2)[0][0].add_(1)
+
+
+def test_views_of_no_grad_and_inference_views_may_not_be_written_with_grad():
+    x = torch.randn(3, 4, requires_grad=True).clone()
+    with torch.no_grad():
+        v = x[1]
+        p = x.split(2)[0]
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        v[1:3].mul_(2)
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        p[0].add_(1)
+    with torch.inference_mode():
+        w = x[0]
+    with pytest.raises(RuntimeError, match="created in inference mode and is being modified inplace in normal mode.*"
+                                           "inside the inference_mode block"):
+        w[1:].add_(1)
+
+
+def test_the_most_recent_restriction_wins_except_inference_mode():
+    x = torch.randn(3, 4, requires_grad=True).clone()
+    p = x.split(2)[0]
+    with torch.no_grad():
+        q = p[0]  # no_grad replaces multi-output
+    with pytest.raises(RuntimeError, match="^A view was " + NO_GRAD_VIEW):
+        q.add_(1)
+    with torch.no_grad():
+        v = x[0:2]
+    # (PyTorch starts "Output 0 of Split is a view": its no_grad view v requires grad, minitorch's does not)
+    with pytest.raises(RuntimeError, match="is being modified inplace.*" + MULTI_OUTPUT):
+        v.split(2, 1)[0].add_(1)  # multi-output replaces no_grad
+    with torch.inference_mode():
+        w = x[0]
+    with torch.no_grad():
+        u = w[1:]
+    with pytest.raises(RuntimeError, match="created in inference mode and is being modified inplace in normal mode"):
+        u.add_(torch.ones(3, requires_grad=True))
+
+
+def test_views_of_a_base_not_requiring_grad_written_with_a_grad_value():
+    x = torch.randn(3, 4)
+    p = x.split(2)[0]
+    message = "^A view was created in no_grad mode and is being modified inplace with grad mode enabled. " + MULTI_OUTPUT
+    with pytest.raises(RuntimeError, match=message):
+        p[0].copy_(torch.randn(4, requires_grad=True))
+    with pytest.raises(RuntimeError, match=message):
+        p.copy_(torch.randn(2, 4, requires_grad=True))
+
+
+def test_indirect_writes_make_restricted_views_unusable():
+    x = torch.randn(3, 4, requires_grad=True).clone()
+    p = x.split(2)[0]
+    q = p[0]
+    with torch.no_grad():
+        x.mul_(2)  # the base written, even under no_grad
+    assert repr(p).endswith(", grad_fn=<Invalid>)")  # printing still works, as in PyTorch
+    with pytest.raises(RuntimeError, match="^Output 0 of Split is a view and its base or another view of its base has "
+                                           "been modified inplace. " + MULTI_OUTPUT):
+        _ = p.grad_fn
+    with pytest.raises(RuntimeError, match="^Output 0 of Select is a view and its base or another view"):
+        _ = q * 2
+    y = torch.randn(3, 4, requires_grad=True).clone()
+    with torch.no_grad():
+        w = y[0][1:]
+    y.mul_(2)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="created in no_grad mode and its base or another view"):
+        _ = w.grad_fn
+
+
+def test_restricted_views_stay_writable_without_grad():
+    x = torch.arange(12.0).view(3, 4)  # nothing requires grad
+    p = x.split(2)[0]
+    p.mul_(2)
+    p[0].add_(1)
+    p[0, 1] = 30.0
+    with torch.no_grad():
+        v = x[2]
+    v[1:3].mul_(10)
+    assert x.tolist() == [[1.0, 30.0, 5.0, 7.0], [8.0, 10.0, 12.0, 14.0], [8.0, 90.0, 100.0, 11.0]]
+    assert x._version == 4
+
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = a.clone()
+    pieces = y.unbind(0)
+    with torch.no_grad():  # made with grad, written without: allowed, and not recorded
+        pieces[0].mul_(10)
+        pieces[1][0:1].add_(1)
+        u = y.split(1, 1)[1]
+        u[0].sub_(1)
+    assert y.tolist() == [[10.0, 19.0], [4.0, 4.0]] and y.grad_fn.name() == "CloneBackward0"
+    (y * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert a.grad.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    d = a.clone().split(1)[0].detach()  # a detached piece has no view history
+    d[0].add_(1)
+
+
+def test_tensor_split_pieces_are_plain_slices_that_may_be_written():
+    x = torch.arange(12.0).view(3, 4).requires_grad_()
+    y = x.clone()
+    pieces = y.tensor_split(2, 1)
+    assert [p.grad_fn.name() for p in pieces] == ["SliceBackward0", "SliceBackward0"]
+    assert all(p._base is y for p in pieces)
+    pieces[1].mul_(2)
+    (y * torch.arange(12.0).view(3, 4)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 4.0, 6.0], [4.0, 5.0, 12.0, 14.0], [8.0, 9.0, 20.0, 22.0]]
+
+
+def test_views_of_inference_tensors_are_inference_tensors():
+    with torch.inference_mode():
+        x = torch.zeros(3)
+    for view in (x[1:], x.view(3), x.split(1)[0], x.unsqueeze(0), x.detach()):
+        assert view.is_inference()
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode is not allowed"):
+        x[1:].add_(1)
+    assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_view_made_to_require_grad_is_a_view_of_a_leaf():
+    x = torch.arange(3.0).view(3, 1).requires_grad_()  # its base, the arange, does not require grad
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in an in-place"):
+        x.mul_(2)
+    assert x.tolist() == [[0.0], [1.0], [2.0]] and x._version == 0

@@ -230,3 +230,136 @@ def test_double_backward_through_a_view_of_a_view():
     (g,) = torch.autograd.grad((w[2:6][0:2] * x).sum(), w, create_graph=True)
     (gx,) = torch.autograd.grad((g * torch.arange(6.0, dtype=torch.float64).reshape(6, 1)).sum(), x)
     assert gx.tolist() == [5.0]
+
+
+# In-place view ops: self takes the view's geometry; expected geometries from PyTorch 2.13 on a (2, 1, 3) tensor.
+INPLACE_VIEWS = {
+    "unsqueeze_": (lambda t: t.unsqueeze_(1), lambda t: t.unsqueeze(1), ((2, 1, 1, 3), (3, 3, 3, 1), 0)),
+    "squeeze_": (lambda t: t.squeeze_(), lambda t: t.squeeze(), ((2, 3), (3, 1), 0)),
+    "squeeze_dim": (lambda t: t.squeeze_(1), lambda t: t.squeeze(1), ((2, 3), (3, 1), 0)),
+    "squeeze_dims": (lambda t: t.squeeze_((0, 1)), lambda t: t.squeeze((0, 1)), ((2, 3), (3, 1), 0)),
+    "t_": (lambda t: t.squeeze_(1).t_(), lambda t: t.squeeze(1).t(), ((3, 2), (1, 3), 0)),
+    "transpose_": (lambda t: t.transpose_(0, 2), lambda t: t.transpose(0, 2), ((3, 1, 2), (1, 3, 3), 0)),
+    "swapdims_": (lambda t: t.swapdims_(2, 0), lambda t: t.swapdims(2, 0), ((3, 1, 2), (1, 3, 3), 0)),
+    "swapaxes_": (lambda t: t.swapaxes_(-1, 1), lambda t: t.swapaxes(-1, 1), ((2, 3, 1), (3, 1, 3), 0)),
+    "as_strided_": (lambda t: t.as_strided_((2, 2), (1, 2), 1), lambda t: t.as_strided((2, 2), (1, 2), 1),
+                    ((2, 2), (1, 2), 1)),
+}
+IDS = list(INPLACE_VIEWS)
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_inplace_view_ops_change_only_the_geometry(name):
+    inplace, _, expected = INPLACE_VIEWS[name]
+    x = torch.arange(6.0).view(2, 1, 3).clone()
+    storage = x.untyped_storage().data_ptr()
+    assert inplace(x) is x
+    assert geometry(x) == expected
+    assert x.untyped_storage().data_ptr() == storage and x._version == (2 if name == "t_" else 1)  # as PyTorch
+    assert not x.requires_grad and x.is_leaf
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_inplace_view_ops_record_the_view_on_a_non_leaf(name):
+    inplace, out_of_place, expected = INPLACE_VIEWS[name]
+
+    def f_inplace(a):
+        return inplace(a * 1.0) * 2
+
+    def f_out_of_place(a):
+        return out_of_place(a * 1.0) * 2
+
+    a = torch.randn(2, 1, 3, dtype=torch.float64, requires_grad=True)
+    check(f_inplace, a)
+    y = a * 1.0
+    inplace(y)
+    assert geometry(y) == expected and y.grad_fn is not None and not y.is_leaf
+    weights = torch.arange(float(y.numel()), dtype=torch.float64).view(y.shape)
+    (g_in,) = torch.autograd.grad((f_inplace(a) * weights).sum(), a)
+    (g_out,) = torch.autograd.grad((f_out_of_place(a) * weights).sum(), a)
+    assert torch.equal(g_in, g_out)
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_inplace_view_ops_refuse_leaves_and_restricted_views(name):
+    inplace = INPLACE_VIEWS[name][0]
+    leaf = torch.zeros(2, 1, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place operation"):
+        inplace(leaf)
+    assert geometry(leaf) == ((2, 1, 3), (3, 3, 1), 0) and leaf._version == 0
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad"):
+        inplace(leaf[:, :, :])
+    y = leaf.clone()
+    with pytest.raises(RuntimeError, match="^Output 0 of Split is a view and is being modified inplace"):
+        inplace(y.split(2)[0])
+    with torch.no_grad():
+        v = y[:, :, :]
+    with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and is being modified inplace"):
+        inplace(v)
+    assert geometry(v) == ((2, 1, 3), (3, 3, 1), 0) and y._version == 0
+    with torch.no_grad():  # allowed, as optimizers do
+        inplace(leaf)
+    assert leaf.is_leaf and leaf.requires_grad and leaf._version >= 1
+
+
+def test_inplace_view_op_on_a_view_keeps_it_a_view_of_the_base():
+    a = torch.arange(6.0).view(3, 2).clone().requires_grad_()
+    b = a.clone()
+    x = b[:, :1]
+    x.t_()
+    assert x._base is b and geometry(x) == ((1, 3), (1, 2), 0) and x.grad_fn.name() == "TransposeBackward0"
+    assert b.grad_fn.name() == "CloneBackward0"  # no element written: the base's history is untouched
+    (x * torch.tensor([[1.0, 2.0, 3.0]])).sum().backward()
+    assert a.grad.tolist() == [[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]]
+
+    a.grad = None
+    b = a.clone()
+    x = b[:, :1]
+    x.t_()
+    x.mul_(2)  # a write through the re-shaped view: CopySlices on the base (values and grads from PyTorch)
+    assert b.tolist() == [[0.0, 1.0], [4.0, 3.0], [8.0, 5.0]] and x.grad_fn.name() == "AsStridedBackward0"
+    b.sum().backward()
+    assert a.grad.tolist() == [[2.0, 1.0], [2.0, 1.0], [2.0, 1.0]]
+
+
+def test_inplace_view_op_on_a_base_refreshes_its_other_views():
+    a = torch.arange(6.0).view(2, 3).clone().requires_grad_()
+    x = a * 1
+    v = x[1:]
+    x.t_()
+    assert v.grad_fn.name() == "AsStridedBackward0" and v._base is x
+    (v * torch.tensor([[1.0, 2.0, 3.0]])).sum().backward()
+    assert a.grad.tolist() == [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]
+
+
+def test_inplace_view_op_bumps_the_version_seen_by_saved_tensors():
+    x = torch.tensor([[0.0], [1.0], [2.0]], requires_grad=True)
+    y = x.exp()
+    y.t_()
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[torch.FloatTensor \[3, 1\]\], which "
+                                           r"is output 0 of \w+, is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_inplace_view_ops_errors_leave_self_unchanged():
+    x = torch.zeros(3, 1)
+    for bad, error, message in [
+        (lambda: x.squeeze_(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
+        (lambda: x.unsqueeze_(3), IndexError, r"expected to be in range of \[-3, 2\], but got 3"),
+        (lambda: x.transpose_(0, 2), IndexError, r"expected to be in range of \[-2, 1\], but got 2"),
+        (lambda: torch.zeros(2, 2, 2).t_(), RuntimeError, "t_\\(\\) expects a tensor with <= 2 dimensions, but self is 3D"),
+        (lambda: x.as_strided_((2,), (1, 1)), RuntimeError, "mismatch in length of strides and shape"),
+        (lambda: x.as_strided_((10,), (1,)), RuntimeError, "setStorage: sizes \\[10\\], strides \\[1\\], storage offset 0"),
+    ]:
+        with pytest.raises(error, match=message):
+            bad()
+    assert geometry(x) == ((3, 1), (1, 1), 0) and x._version == 0
+    e = torch.zeros(3).expand(2, 3)
+    e.t_()  # no element is written: overlapping memory is fine
+    assert geometry(e) == ((3, 2), (1, 0), 0)
+    z = torch.tensor(5.0)
+    z.t_().unsqueeze_(0).squeeze_(0).squeeze_()
+    assert geometry(z) == ((), (), 0) and z._version == 4
+    d = torch.arange(6.0)[2:]
+    d.as_strided_((2,), (1,))  # the offset stays self's
+    assert geometry(d) == ((2,), (1,), 2) and d.tolist() == [2.0, 3.0]

@@ -1,7 +1,8 @@
 """Grad modes: whether ops record the graph.
 
-The flag is process-global (PyTorch's is thread-local); minitorch runs its data loading in the
-main thread, so one flag is enough and reading it costs one attribute lookup per op.
+The flags are thread-local, as PyTorch's: ``no_grad`` in one thread leaves every other thread
+recording, and each new thread starts with grad mode on and inference mode off, whatever the thread
+that started it was doing. (Anomaly mode, like PyTorch's, stays process-global.)
 
 Every mode works as a context manager and as a decorator (``@no_grad()``, and for the modes whose
 argument is optional, ``@no_grad``); decorating a generator function applies the mode each time
@@ -13,14 +14,15 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import threading
 
 
-class _GradState:
-    __slots__ = ("enabled", "inference")
+class _GradState(threading.local):
+    """Per-thread flags; the class attributes are what a thread sees until it sets its own, so a new
+    thread needs no initialisation and reading ``state.enabled`` stays one attribute lookup."""
 
-    def __init__(self):
-        self.enabled = True
-        self.inference = False
+    enabled = True
+    inference = False
 
 
 state = _GradState()

@@ -20,7 +20,19 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
 from ..tensor import Tensor
 from .op import Op
-from .views import AsStrided, Index, ViewScatter, _overlaps, normalize_basic_index, region_of
+from .views import (
+    AsStrided,
+    Index,
+    ViewScatter,
+    _overlaps,
+    as_strided,
+    normalize_basic_index,
+    region_of,
+    squeeze,
+    t,
+    transpose,
+    unsqueeze,
+)
 
 _LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -30,10 +42,11 @@ def _any_requires_grad(args) -> bool:
     return any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
-def check_inplace(self: Tensor, recording: bool) -> None:
+def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -> None:
     """PyTorch's checks that keep in-place writes sound (VariableTypeUtils check_inplace and
-    handle_view_on_rebase). The first two hold always; the rest only when the write is recorded."""
-    if _overlaps(self._array.shape, self.stride()):
+    handle_view_on_rebase). The first two hold always; the rest only when the write is recorded.
+    An in-place view op (``t_``) writes no element, so overlapping memory is no reason to refuse it."""
+    if writes_elements and _overlaps(self._array.shape, self.stride()):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation."
@@ -46,40 +59,64 @@ def check_inplace(self: Tensor, recording: bool) -> None:
         )
     if not recording:
         return
+    if meta is not None and meta.base is not None:
+        check_view_rebase(self, indirect=False)
+        if meta.base._grad_fn is None and self.requires_grad:  # the base is a leaf (requiring grad or not)
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if meta is None:
+
+
+_WHY_NOT_IN_PLACE = {
+    "multi_output": (
+        " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+        "views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+    ),
+    "no_grad": (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+        "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+        "tracked) or both outside (if you want the inplace to be tracked)."
+    ),
+    "inference_mode": (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+        "both the view and the inplace either both inside the inference_mode block (if you don't want the inplace to "
+        "be tracked) or both outside (if you want the inplace to be tracked)."
+    ),
+    "custom_function": (
+        " This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+        "logic to handle view+inplace would override the custom backward associated with the custom Function, "
+        "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+        "custom Function."
+    ),
+}
+
+
+def check_view_rebase(view: Tensor, indirect: bool) -> None:
+    """Raise if ``view``'s history may not be rewritten (PyTorch's handle_view_on_rebase): it was made by a
+    multi-output op, in no_grad or inference mode, or by a custom Function, or is a view of such a view
+    (``view_creation``). ``indirect``: its base or another view was written, not the view itself."""
+    creation = view._meta.creation
+    if creation == "default":
         return
-    if meta.creation == "custom_function":
-        name = type(self._grad_fn).__name__.removesuffix("Backward") if self._grad_fn is not None else "Function"
-        raise RuntimeError(
-            f"Output {self._output_nr} of {name} is a view and is being modified inplace. This view was created "
-            "inside a custom Function (or because an input was returned as-is) and the autograd logic to handle "
-            "view+inplace would override the custom backward associated with the custom Function, leading to "
-            "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
-            "custom Function."
-        )
-    base = meta.base
-    if base is None:
-        return
-    if meta.creation == "multi_output":
-        op_name, index = meta.view_op
-        raise RuntimeError(
-            f"Output {index} of {op_name}Backward0 is a view and is being modified inplace. This view is the output "
-            "of a function that returns multiple views. Such functions do not allow the output views to be "
-            "modified inplace. You should replace the inplace operation by an out-of-place one."
-        )
-    if meta.creation in ("no_grad", "inference_mode"):
-        block = "inference_mode block" if meta.creation == "inference_mode" else "no_grad block"
-        raise RuntimeError(
-            f"A view was created in {meta.creation.replace('_mode', '_mode')} mode and is being modified inplace "
-            "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
-            "can clarify your code by moving both the view and the inplace either both inside the "
-            f"{block} (if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
-            "be tracked)."
-        )
-    if base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    node = view._grad_fn
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if creation in ("no_grad", "inference_mode") or node is None:
+        if node is not None:
+            prefix = f"Output {view._output_nr} of {_forward_name(node)} is a view of a view which was created in"
+        else:
+            prefix = "A view was created in"
+        if creation == "inference_mode":
+            message = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        message = f"Output {view._output_nr} of {_forward_name(node)} is a view and {modified} modified inplace."
+    raise RuntimeError(message + _WHY_NOT_IN_PLACE[creation])
+
+
+def _forward_name(node: Node) -> str:
+    """The forward op a node records, as PyTorch's messages name it (``SplitBackward0`` -> ``Split``)."""
+    return node.name().rstrip("0123456789").removesuffix("Backward")
 
 
 def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
@@ -274,21 +311,15 @@ def rebase_base_through_view(view: Tensor, node: Node, output_nr: int, view_inpu
 
 
 def refresh_view_grad_fn(view: Tensor) -> None:
-    """Rebuild a stale view's history as an as_strided view of its base's current history."""
+    """Rebuild a stale view's history as an as_strided view of its base's current history (after the
+    checks of ``check_view_rebase``: a view whose history may not be rewritten raises instead)."""
     meta = view._meta
-    meta.view_version = view._storage.version
     base = meta.base
-    if meta.creation in ("no_grad", "inference_mode"):
-        if base._grad_fn is not None and grad_mode.state.enabled:
-            block = "inference_mode block" if meta.creation == "inference_mode" else "no_grad block"
-            raise RuntimeError(
-                f"A view was created in {meta.creation} mode and its base or another view of its base has been "
-                "modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it "
-                "is forbidden. You can clarify your code by moving both the view and the inplace either both inside "
-                f"the {block} (if you don't want the inplace to be tracked) or both outside (if you want the "
-                "inplace to be tracked)."
-            )
+    if view._grad_fn is None and not base._requires_grad:
+        meta.view_version = view._storage.version
         return
+    check_view_rebase(view, indirect=True)
+    meta.view_version = view._storage.version
     if not base._requires_grad:
         view._grad_fn = None
         return
@@ -467,7 +498,16 @@ class IndexAssign(Op):
     def forward(self, x, values, index):
         self.index = index
         out = x.copy()
-        out[tuple(getattr(i, "_array", i) for i in index)] = values
+        where = tuple(getattr(i, "_array", i) for i in index)
+        try:
+            out[where] = values
+        except (ValueError, TypeError):
+            if not hasattr(values, "shape"):
+                raise
+            raise RuntimeError(  # numpy's words for values that do not fit, PyTorch's instead
+                f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to indexing "
+                f"result of shape {list(out[where].shape)}"
+            ) from None
         return out
 
     def backward(self, grad):
@@ -487,15 +527,77 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
 
 
 def setitem(self: Tensor, index, value) -> None:
-    """``t[index] = value``: basic indices write through a view (CopySlices), others via index_put_."""
+    """``t[index] = value``: basic indices write through a view (CopySlices), others via index_put_.
+
+    As in PyTorch (and unlike ``copy_``), a tensor value first loses its leading size-1 dims, then
+    broadcasts to the indexed shape: ``logits[0] = torch.ones(1, 27)`` fills a row of 27."""
+    if isinstance(value, Tensor) and value.dim() and value._array.shape[0] == 1:
+        shape = value._array.shape
+        lead = 0
+        while lead < len(shape) and shape[lead] == 1:
+            lead += 1
+        value = value.view(shape[lead:])
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
-        copy_(Index.apply(self, basic), value)
+        target = Index.apply(self, basic)
+        if isinstance(value, Tensor) and value._array.shape != target._array.shape:
+            value = value.expand(target._array.shape)  # PyTorch's expand errors when it does not fit
+        copy_(target, value)
     else:
         run_inplace(self, _assign, (index, value), {}, "index_put_")
 
 
 Tensor.index_put_ = index_put_
 Tensor.__setitem__ = setitem
+
+
+# in-place view ops: a new geometry for self, no element written -----------------------------------
+
+
+def run_inplace_view(self: Tensor, name: str, view_fn, *args, **kwargs) -> Tensor:
+    """``self`` becomes the view ``view_fn(self, *args, **kwargs)`` of its own memory (``t_``, ``unsqueeze_``).
+
+    Only size, stride and offset change, yet, as in PyTorch, it is an in-place op: the in-place checks
+    apply, the version is bumped (a saved ``self`` is then caught at backward), and with grad the view's
+    node goes on top of ``self``'s history. A view stays a view of its base, whose history is untouched."""
+    if not self._dense:
+        raise NotImplementedError(f"{name}: minitorch has no in-place view ops for {self._kind} tensors")
+    recording = grad_mode.state.enabled and self.requires_grad
+    base = self._meta.base if self._meta is not None else None
+    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad), False)
+    with grad_mode.set_grad_enabled(recording):
+        result = view_fn(_with_history(self) if recording else self._alias(), *args, **kwargs)
+    self._array, self._offset = result._array, result._offset
+    self._storage.version += 1
+    if recording:
+        self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+        if base is not None:
+            self._meta.view_version = self._storage.version
+    return self
+
+
+def _inplace_view(view_fn, doc: str):
+    name = view_fn.__name__ + "_"
+
+    def method(self: Tensor, *args, **kwargs) -> Tensor:
+        return run_inplace_view(self, name, view_fn, *args, **kwargs)
+
+    method.__name__, method.__doc__ = name, doc
+    return method
+
+
+def t_(self: Tensor) -> Tensor:
+    """In-place ``t``: self is transposed (at most 2 dims)."""
+    if self.dim() > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return run_inplace_view(self, "t_", t)
+
+
+Tensor.unsqueeze_ = _inplace_view(unsqueeze, "In-place ``unsqueeze``: self gets a new dim of size 1.")
+Tensor.squeeze_ = _inplace_view(squeeze, "In-place ``squeeze``: self loses dims of size 1 (all, or the given).")
+Tensor.t_ = t_
+Tensor.transpose_ = _inplace_view(transpose, "In-place ``transpose``: two dims of self swapped.")
+Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
+Tensor.as_strided_ = _inplace_view(as_strided, "In-place ``as_strided``: self becomes that window of its storage.")
 
 __all__: list = []

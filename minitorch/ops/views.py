@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..autograd import grad_mode
-from ..tensor import Tensor, view_requires_grad, wrap_dim
+from ..tensor import Tensor, legacy_type_name, view_requires_grad, wrap_dim
 from .op import Op
 
 
@@ -21,6 +21,26 @@ def contiguous_strides(shape) -> tuple:
         strides.append(acc)
         acc *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def view_creation(x: Tensor, multi_output: bool = False) -> str:
+    """How a new view of ``x`` counts as made, for the in-place checks (PyTorch's CreationMeta).
+
+    The mode the view is made in gives ``"default"`` (or ``"multi_output"`` for unbind/split/chunk),
+    ``"no_grad"`` or ``"inference_mode"``; a view of a view is never less restricted than its input
+    (``propagate_creation_meta``): ``"default"`` keeps the input view's meta, and ``"inference_mode"``
+    is never replaced. So writing into ``x.split(1)[0][2]`` raises as writing into the piece does.
+    """
+    state = grad_mode.state
+    if state.enabled:
+        made = "multi_output" if multi_output else "default"
+    else:
+        made = "inference_mode" if state.inference else "no_grad"
+    meta = x._meta
+    if meta is None or meta.base is None:
+        return made
+    inherited = meta.creation
+    return inherited if made == "default" or inherited == "inference_mode" else made
 
 
 class ViewOp(Op):
@@ -43,8 +63,7 @@ class ViewOp(Op):
         meta = out._autograd_meta()
         meta.base = x._meta.base if x._meta is not None and x._meta.base is not None else x
         meta.view_version = x._storage.version
-        if not grad_mode.state.enabled:
-            meta.creation = "inference_mode" if grad_mode.state.inference else "no_grad"
+        meta.creation = view_creation(x)
         if grad_mode.state.enabled and (x._requires_grad or view_requires_grad(x)):
             node.backend = x._storage.backend
             node.device = x._storage.device
@@ -336,11 +355,18 @@ class Expand(ViewOp):
 
 def expand(input: Tensor, *sizes) -> Tensor:
     """A broadcast view: size-1 dims repeat with stride 0 (no copy)."""
-    return Expand.apply(input, _shape_arg(sizes))
+    sizes = _shape_arg(sizes)
+    if len(sizes) < input.dim():
+        raise RuntimeError(
+            f"expand({legacy_type_name(input)}{{{list(input.shape)}}}, size={list(sizes)}): the number of sizes "
+            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor "
+            f"({input.dim()})"
+        )
+    return Expand.apply(input, sizes)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
-    return Expand.apply(input, other._array.shape)
+    return expand(input, other._array.shape)
 
 
 class Squeeze(ViewOp):
@@ -562,9 +588,9 @@ class SplitViews(Op):
             return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
         shape, stride, offset = x._array.shape, x.stride(), x._offset
         base = x._meta.base if x._meta is not None and x._meta.base is not None else x
-        in_no_grad = not grad_mode.state.enabled
+        creation = view_creation(x, multi_output=True)
         pieces, start = [], 0
-        for i, size in enumerate(sizes):
+        for size in sizes:
             if squeeze:
                 start_offset = offset + start * stride[dim]
                 geometry = (shape[:dim] + shape[dim + 1 :], stride[:dim] + stride[dim + 1 :], start_offset)
@@ -572,14 +598,10 @@ class SplitViews(Op):
                 geometry = (shape[:dim] + (size,) + shape[dim + 1 :], stride, offset + start * stride[dim])
             piece = x._view(*geometry)
             meta = piece._autograd_meta()
-            meta.base, meta.view_version, meta.view_op = base, x._storage.version, (op_name, i)
-            if in_no_grad:
-                meta.creation = "inference_mode" if grad_mode.state.inference else "no_grad"
-            else:
-                meta.creation = "multi_output"
+            meta.base, meta.view_version, meta.creation = base, x._storage.version, creation
             pieces.append(piece)
             start += size
-        if not in_no_grad and (x._requires_grad or view_requires_grad(x)):
+        if grad_mode.state.enabled and (x._requires_grad or view_requires_grad(x)):
             node = cls.__new__(cls)
             node.backend, node.device = x._storage.backend, x._storage.device
             node.op_name, node.dim, node.squeeze = op_name, dim, squeeze
@@ -632,16 +654,28 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     return split(input, max(1, -(-n // chunks)), dim)
 
 
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0):
+    """Pieces of the given sizes along ``dim``, as views (one graph node): ``split`` with a list."""
+    return split(input, list(split_sizes), dim)
+
+
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
+    """Pieces along ``dim``: ``n`` near-equal ones, or the slices between the given indices (Python slice
+    bounds: negative ones count from the end). Each piece is a separate slice of ``input``, not an output of
+    one multi-output node as in ``split``, so (as in PyTorch) a piece may be written in place."""
     dim = wrap_dim(dim, input.dim())
     n = input._array.shape[dim]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        bounds = [i * (n // k) + min(i, n % k) for i in range(k + 1)]
+        pairs = zip(bounds, bounds[1:])
     else:
-        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
-        sizes = [max(0, b - a) for a, b in zip(bounds, bounds[1:])]
-    return split(input, sizes, dim)
+        indices = [int(i) for i in indices_or_sections]
+        pairs = zip([0] + indices, indices + [None])
+    before = (slice(None),) * dim
+    return tuple(input[before + (slice(start, stop),)] for start, stop in pairs)
 
 
 def _T(self: Tensor) -> Tensor:
@@ -657,7 +691,7 @@ def _mT(self: Tensor) -> Tensor:
 for _fn in (
     view, reshape, view_as, reshape_as, flatten, unflatten, permute, transpose, swapaxes, swapdims, t,
     movedim, moveaxis, expand, expand_as, squeeze, unsqueeze, narrow, select, diagonal, as_strided,
-    unbind, split, chunk, tensor_split,
+    unbind, split, split_with_sizes, chunk, tensor_split,
 ):
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.swapaxes = Tensor.swapdims = transpose
@@ -670,7 +704,7 @@ Tensor.mH = property(_mT)
 __all__ = [
     "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "permute", "transpose", "swapaxes",
     "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "squeeze", "unsqueeze", "narrow", "select",
-    "diagonal", "as_strided", "unbind", "split", "chunk", "tensor_split",
+    "diagonal", "as_strided", "unbind", "split", "split_with_sizes", "chunk", "tensor_split",
 ]
 
 

@@ -74,9 +74,8 @@ def _quantized_view(op_cls):
         meta = out._autograd_meta()
         meta.base = x._meta.base if x._meta is not None and x._meta.base is not None else x
         meta.view_version = x._storage.version
-        if not grad_mode.state.enabled:
-            meta.creation = "inference_mode" if grad_mode.state.inference else "no_grad"
-        elif x.requires_grad:
+        meta.creation = view_ops.view_creation(x)
+        if grad_mode.state.enabled and x.requires_grad:
             node.backend = x._storage.backend
             node.device = x._storage.device
             record(node, (x,), out)
