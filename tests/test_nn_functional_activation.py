@@ -123,6 +123,33 @@ def test_piecewise_gradients_at_and_off_kinks(device):
         np.testing.assert_allclose(grad.cpu().numpy(), expected, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_dim_inputs_match_one_element_inputs(device, dtype):
+    """numpy's arithmetic on a 0-d array returns a numpy scalar: gelu's normal CDF took it for a meta array (no
+    values) and returned erf's input unchanged, so F.gelu(tensor(2.0)) was 2.414 instead of 1.954."""
+    for name, (fn, _, _) in ACTIVATIONS.items():
+        for value in (-1.3, 0.0, 2.0):
+            scalar = torch.tensor(value, dtype=getattr(torch, dtype), device=device, requires_grad=True)
+            vector = torch.tensor([value], dtype=getattr(torch, dtype), device=device, requires_grad=True)
+            out, expected = fn(scalar), fn(vector)
+            assert out.shape == () and out.item() == expected.item(), (name, value)
+            (grad,) = torch.autograd.grad(out, scalar)
+            assert grad.item() == torch.autograd.grad(expected.sum(), vector)[0].item(), (name, value)
+
+
+def test_gelu_of_a_zero_dim_tensor_matches_pytorch(device):
+    x = torch.tensor(2.0, dtype=torch.float64, device=device, requires_grad=True)
+    y = F.gelu(x)
+    (grad,) = torch.autograd.grad(y, x, create_graph=True)
+    (second,) = torch.autograd.grad(grad, x)
+    # PyTorch 2.13: F.gelu(tensor(2., dtype=float64)) and its first and second derivatives
+    assert y.item() == pytest.approx(1.9544997361036416, rel=1e-14)
+    assert grad.item() == pytest.approx(1.085231801078197, rel=1e-14)
+    assert second.item() == pytest.approx(-0.10798193302637613, rel=1e-12)
+    assert F.gelu(torch.tensor(-1.5, device=device)).item() == pytest.approx(-0.10021080190328704, rel=1e-6)
+    assert gradcheck(F.gelu, (x,)) and gradgradcheck(F.gelu, (x,))
+
+
 def test_softplus_and_logsigmoid_are_stable(device):
     x = torch.tensor([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=torch.float64, device=device, requires_grad=True)
     sp = F.softplus(x, threshold=float("inf"))

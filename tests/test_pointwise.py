@@ -102,6 +102,23 @@ def test_zero_gradient_ops(device, name):
     assert x.grad.tolist() == [0.0] * 5
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_dim_inputs_match_one_element_inputs(device, dtype):
+    """numpy's arithmetic on a 0-d array returns a numpy scalar, not a 0-d array: every kernel and helper (the
+    float32 erf polynomial, its meta-device check) must take it as values. torch.erf(tensor(0.5)) used to raise."""
+    for name in UNARY:
+        low, high = CASES[name][1]
+        value = low + 0.37 * (high - low)
+        scalar = torch.tensor(value, dtype=getattr(torch, dtype), device=device, requires_grad=True)
+        vector = torch.tensor([value], dtype=getattr(torch, dtype), device=device, requires_grad=True)
+        out, expected = getattr(torch, name)(scalar), getattr(torch, name)(vector)
+        assert out.shape == () and out.dtype == expected.dtype and out.item() == expected.item(), name
+        (grad,) = torch.autograd.grad(out, scalar)
+        assert grad.shape == () and grad.item() == torch.autograd.grad(expected.sum(), vector)[0].item(), name
+    assert torch.erf(torch.tensor(0.5, dtype=getattr(torch, dtype), device=device)).item() == pytest.approx(
+        0.5204998778130465, rel=1e-7)
+
+
 def test_values_at_non_differentiable_points(device):
     """SEMANTICS.md 1.13: relu'(0) = 0, |x|'(0) = 0, sqrt'(0) = inf, sqrt'(-1) = nan."""
     x = torch.tensor([0.0], device=device, requires_grad=True)

@@ -101,8 +101,9 @@ def _erf_erfc(xp, ax):
 
 
 def _has_values(xp, x) -> bool:
-    """False on the meta device, whose arrays have a shape but no values to select branches with."""
-    return isinstance(x, xp.ndarray)
+    """False on the meta device, whose arrays have a shape but no values to select branches with.
+    A numpy scalar has values: numpy's arithmetic on a 0-dim array returns one (``x * c``), not a 0-d array."""
+    return isinstance(x, (xp.ndarray, xp.generic))
 
 
 # Single precision: erf(x) = -expm1(x * R(x)) for 0 <= x <= 3.92, R a degree-9 polynomial fitted (weighted
@@ -117,12 +118,12 @@ _ERF_ONE_FLOAT32 = 3.92
 
 def _erf_single(xp, x):
     """erf of a float32 (or float16) array, to float32 accuracy; NaN stays NaN and erf(-0) = -0."""
-    t = xp.abs(x.astype(xp.float64))
-    xp.clip(t, 0.0, _ERF_ONE_FLOAT32, out=t)
+    # no out= here: for a 0-dim x each step is a numpy scalar, which cannot be written into
+    t = xp.minimum(xp.abs(x.astype(xp.float64)), _ERF_ONE_FLOAT32)  # NaN stays NaN
     q = _polynomial(_LOG_ERFC_OVER_X, t)
     q *= t  # log(erfc(|x|)), relative accuracy near 0
-    xp.expm1(q, out=q)  # -erf(|x|)
-    return xp.copysign(q, x, out=q).astype(x.dtype, copy=False)
+    q = xp.expm1(q)  # -erf(|x|)
+    return xp.copysign(q, x).astype(x.dtype, copy=False)
 
 
 def _erf(xp, x):
