@@ -6,7 +6,7 @@ A kernel takes ``(xp, x)``; a derivative takes ``(grad, x, y)`` (input and outpu
 not saved) and is written in differentiable Tensor ops, so every entry supports double backward.
 Integer and bool inputs of float functions are promoted to the default float dtype, as in PyTorch;
 rounding ops, abs, sign, square and relu keep integer dtypes. At kinks the derivative is PyTorch's:
-abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, and zero for sign and the rounding ops.
+abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, and zero for sign and the rounding ops; sign(NaN) = 0.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
-from .comparison import isfinite, where
+from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, as_float, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -171,7 +171,10 @@ def _rounding(name: str):
 
 
 def _sign(xp, x):
-    return xp.sign(x) if x.dtype.kind != "b" else x.copy()
+    """sign(NaN) is 0 in PyTorch (numpy: NaN), so abs' gradient at NaN is 0 there too."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return xp.nan_to_num(xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
 
 
 def _frac(xp, x):
@@ -216,7 +219,9 @@ UNARY = {
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
     "abs": (lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), "x"),
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda g, x, y: where(y > 0, g, 0.0), "y"),
+    # PyTorch's threshold_backward(grad, result, 0): a NaN result passes the gradient, and under create_graph
+    # the gradient depends on the result (with derivative 0), so it can be differentiated again
+    "relu": (lambda xp, x: xp.maximum(x, 0), lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
     "sgn": (_sign, _no_grad, ""),
     "floor": (_rounding("floor"), _no_grad, ""),
@@ -323,10 +328,10 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 class Clamp(Elementwise):
     """``min(max(x, min), max)``; the result dtype promotes over the bounds (int tensor, float bound -> float).
 
-    Gradient rule (pinned, as PyTorch 2.15 per SEMANTICS.md 1.13): the input gets the gradient only
-    strictly inside ``(min, max)``; at a boundary (x == min or x == max) and beyond it the gradient goes
-    to the bound that was selected (to nobody when the bound is a Python number). So
-    ``clamp(x, -1, 1)`` has derivative 0 at x = +-1. When min > max every element is ``max``.
+    Gradients are PyTorch's (clamp_backward, clamp_backward_min_max in derivatives.yaml): the input gets the
+    gradient where ``min <= x <= max``, boundaries included; a tensor ``min`` where ``x < min`` (and ``min < max``),
+    a tensor ``max`` where ``x > max`` or ``max < min``. So ``clamp(x, -1, 1)`` has derivative 1 at x = +-1, and
+    when min > max every element is ``max`` and only ``max`` gets the gradient. A NaN x passes nothing to x.
     """
 
     save_inputs = (0, 1, 2)
@@ -344,25 +349,22 @@ class Clamp(Elementwise):
 
     def backward(self, grad):
         x, lower, upper = self.saved_tensors
-        inside = at_upper = at_lower = None
-        if upper is not None:
-            inside = x < upper
-            at_upper = x >= upper
-            if lower is not None:
-                at_upper = at_upper | (lower >= upper)
-        if lower is not None:
-            above = x > lower
-            inside = above if inside is None else inside & above
-            at_lower = ~above if at_upper is None else ~above & ~at_upper
-        grad_x = where(inside, grad, 0.0) if self.needs_grad(0) else None
-        grad_lower = where(at_lower, grad, 0.0) if self.needs_grad(1) else None
-        grad_upper = where(at_upper, grad, 0.0) if self.needs_grad(2) else None
+        grad_x = grad_lower = grad_upper = None
+        if self.needs_grad(0):
+            inside = x >= lower if upper is None else x <= upper if lower is None else (x >= lower) & (x <= upper)
+            grad_x = where(inside, grad, 0.0)
+        if self.needs_grad(1):
+            below = x < lower if upper is None else (x < lower) & (lower < upper)
+            grad_lower = where(below, grad, 0.0)
+        if self.needs_grad(2):
+            above = x > upper if lower is None else (x > upper) | (upper < lower)
+            grad_upper = where(above, grad, 0.0)
         return grad_x, grad_lower, grad_upper
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch names
     """Limit ``input`` to ``[min, max]`` (numbers or broadcasting tensors; either may be None).
-    Gradient at the boundaries: see ``Clamp`` (0 for the input at x == min or x == max)."""
+    Gradient at the boundaries: see ``Clamp`` (the input's, 1 at x == min or x == max, as in PyTorch)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return Clamp.apply(input, min, max)

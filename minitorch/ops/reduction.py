@@ -427,8 +427,9 @@ class Var(Op):
 
 
 def _sign(x: Tensor) -> Tensor:
-    """-1, 0 or 1 as x's dtype (a constant: its derivative is 0 almost everywhere)."""
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+    """-1, 0 or 1 as x's dtype: the sign op, as PyTorch's norm_backward uses sgn. Its derivative is 0, but it is
+    recorded, so under create_graph the gradient of norm(x, 1) still depends on x (second derivative 0)."""
+    return x.sign()
 
 
 def _safe_divide(numerator: Tensor, denominator: Tensor) -> Tensor:

@@ -16,9 +16,10 @@ import warnings
 
 from ...autograd import grad_mode
 from ...ops import pointwise
-from ...ops.comparison import where
+from ...ops.comparison import depends_on, where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
+from ...ops.promotion import Elementwise
 from ...tensor import Tensor, wrap_dim
 
 _SCALAR_TYPE_NAMES = {
@@ -75,27 +76,29 @@ def _softplus_kernel(xp, x, beta, threshold):
 
 
 def _hardswish_derivative(g, x, y):
-    middle = (x >= -3) & (x <= 3)
-    return g * ((x > 3) + middle * (x / 3 + 0.5))
+    """PyTorch's hardswish_backward: 0 up to -3, x / 3 + 1/2 strictly inside, 1 from 3 on (and at NaN)."""
+    return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
-def _abs(x: Tensor) -> Tensor:
-    return where(x < 0, -x, x)
-
-
-# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output
+# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output.
+# The derivatives are PyTorch's *_backward formulas, boundaries and NaN included (a NaN input passes the gradient
+# where PyTorch's mask is written as "zero where x is outside"). Piecewise-constant ones read x only through a
+# comparison: depends_on keeps x in their graph under create_graph (second derivative 0, as PyTorch's).
 ACTIVATIONS = {
-    "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: g * ((x > lo) & (x < hi))),
+    "hardtanh": (
+        lambda xp, x, lo, hi: xp.clip(x, lo, hi),
+        lambda g, x, y, lo, hi: depends_on(where((x <= lo) | (x >= hi), 0.0, g), x),
+    ),
     "leaky_relu": (
         lambda xp, x, slope: xp.where(x > 0, x, x * slope),
-        lambda g, x, y, slope: where(x > 0, g, g * slope),
+        lambda g, x, y, slope: depends_on(where(x > 0, g, g * slope), x),
     ),
     # elu, selu and celu: x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)
     "elu": (
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: where(x > 0, g * scale, g * input_scale * (y + alpha * scale)),
+        lambda g, x, y, alpha, scale, input_scale: where(x <= 0, g * input_scale * (y + alpha * scale), g * scale),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
@@ -111,20 +114,23 @@ ACTIVATIONS = {
         lambda g, x, y, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
     ),
     "logsigmoid": (lambda xp, x: -xp.logaddexp(0, -x), lambda g, x, y: g * (-x).sigmoid()),
-    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + _abs(x)) * (1 + _abs(x)))),
-    "hardsigmoid": (lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1), lambda g, x, y: g * ((x > -3) & (x < 3)) / 6),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + x.abs()) * (1 + x.abs()))),
+    "hardsigmoid": (
+        lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1),
+        lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x),
+    ),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
         lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
-        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "softshrink": (
         lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
-        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "threshold": (
         lambda xp, x, threshold, value: xp.where(x > threshold, x, value).astype(x.dtype, copy=False),
-        lambda g, x, y, threshold, value: g * (x > threshold),
+        lambda g, x, y, threshold, value: depends_on(where(x <= threshold, 0.0, g), x),
     ),
 }
 
@@ -134,14 +140,15 @@ def _mish_derivative(x: Tensor) -> Tensor:
     return tsp + x * x.sigmoid() * (1 - tsp * tsp)
 
 
-class Activation(Op):
-    """Base of the table's ops: ``kernel`` and ``derivative`` come from ``ACTIVATIONS``."""
+class Activation(Elementwise):
+    """Base of the table's ops: ``kernel`` and ``derivative`` come from ``ACTIVATIONS`` (Elementwise: the
+    kernels run with numpy's floating-point warnings off, as PyTorch never warns)."""
 
     save_inputs = (0,)
     save_output = True
     kernel = derivative = None
 
-    def forward(self, x, *params):
+    def compute(self, x, *params):
         self.params = params
         return type(self).kernel(self.xp, x, *params)
 
@@ -164,7 +171,7 @@ class Gelu(Activation):
     kernel, derivative = staticmethod(_gelu_kernel), staticmethod(_gelu_derivative)
     cdf = None
 
-    def forward(self, x, approximate):
+    def compute(self, x, approximate):
         self.params = (approximate,)
         if approximate == "tanh":
             return _gelu_kernel(self.xp, x, approximate)
@@ -314,7 +321,25 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
     elif n == 1:
         weight = weight.reshape(())
-    return where(input > 0, input, weight * input)
+    return Prelu.apply(input, weight)
+
+
+class Prelu(Elementwise):
+    """``x`` where ``x > 0``, else ``weight * x`` (``weight`` broadcasts; the engine sums its gradient back).
+    As PyTorch's _prelu_kernel_backward, the input's gradient reads x through a comparison: depends_on keeps x
+    in its graph under create_graph."""
+
+    save_inputs = (0, 1)
+
+    def compute(self, x, weight):
+        return self.xp.where(x > 0, x, weight * x)
+
+    def backward(self, grad):
+        x, weight = self.saved_tensors
+        positive = x > 0
+        grad_x = depends_on(where(positive, grad, grad * weight), x) if self.needs_grad(0) else None
+        grad_weight = where(positive, 0.0, grad * x) if self.needs_grad(1) else None
+        return grad_x, grad_weight
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -326,7 +351,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     from ...random import rand
 
     slope = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
-    return where(input >= 0, input, input * slope)
+    return Prelu.apply(input, slope)  # PyTorch's rrelu_with_noise: the slope applies for x <= 0
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
