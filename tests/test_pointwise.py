@@ -369,6 +369,25 @@ def test_binary_gradients(device, name, data):
     assert gradgradcheck(fn, (a, b))
 
 
+def test_atan2_gradient_at_the_origin_matches_pytorch(device):
+    """PyTorch 2.13: 0 (not NaN) at (0, 0), also when a^2 + b^2 underflows; its second derivative there is NaN."""
+    a = torch.tensor([0.0, 1.0, 0.0, -0.0, 1e-200, 3.0], dtype=torch.float64, device=device, requires_grad=True)
+    b = torch.tensor([0.0, 0.0, 2.0, -0.0, 1e-200, -4.0], dtype=torch.float64, device=device, requires_grad=True)
+    grad_a, grad_b = torch.autograd.grad(torch.atan2(a, b).sum(), (a, b), create_graph=True)
+    assert grad_a.tolist() == [0.0, 0.0, 0.5, 0.0, 0.0, -0.16]
+    assert grad_b.tolist() == pytest.approx([0.0, -1.0, 0.0, 0.0, 0.0, -0.12], abs=1e-15)
+    second_a, second_b = torch.autograd.grad((grad_a * 2 + grad_b).sum(), (a, b))
+    assert math.isnan(second_a[0].item()) and second_a[1:3].tolist() == [1.0, -0.25]
+    assert second_b[5].item() == pytest.approx(-0.0608, rel=1e-12)
+    # away from the origin, every layout (0-dim, empty, strided, broadcast): gradcheck and gradgradcheck
+    for shape_a, shape_b in [((), ()), ((0,), (1,)), ((2, 3), (3,)), ((), (2, 0))]:
+        x = torch.rand(shape_a, dtype=torch.float64, device=device).add(0.5).requires_grad_()
+        y = torch.rand(shape_b, dtype=torch.float64, device=device).sub(1.5).requires_grad_()
+        assert gradcheck(torch.atan2, (x, y)) and gradgradcheck(torch.atan2, (x, y))
+    z = torch.rand(3, 4, dtype=torch.float64, device=device).add(0.2).t().requires_grad_()
+    assert gradcheck(torch.atan2, (z, z.detach().flip(0).requires_grad_()))
+
+
 @examples(10)
 @given(data=st.data())
 def test_lerp_tensor_weight(device, data):

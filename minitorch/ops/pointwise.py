@@ -445,7 +445,8 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:
 
 
 class Atan2(Elementwise):
-    """The angle of the point (other, input); d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
+    """The angle of the point (other, input); d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2), and 0 at the
+    origin (PyTorch's atan2_backward zeroes the infinite 1 / (a^2 + b^2) there instead of giving 0 * inf = NaN)."""
 
     save_inputs = (0, 1)
 
@@ -455,7 +456,8 @@ class Atan2(Elementwise):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        scale = grad / (a * a + b * b)
+        reciprocal = (a * a + b * b).reciprocal()
+        scale = grad * where(reciprocal.isinf(), 0.0, reciprocal)
         return (scale * b if self.needs_grad(0) else None), (-scale * a if self.needs_grad(1) else None)
 
 
