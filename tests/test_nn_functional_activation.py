@@ -216,11 +216,34 @@ def test_softmax_is_stable_for_huge_logits(device):
 
 def test_softmax_dtype_argument_and_integer_inputs(device):
     x = torch.tensor([[1, 2, 3]], device=device)
-    with pytest.raises(RuntimeError, match="\"softmax\" not implemented for 'Long'"):
+    with pytest.raises(NotImplementedError, match="\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
         F.softmax(x, 1)
+    with pytest.raises(NotImplementedError, match="\"log_softmax_kernel_impl\" not implemented for 'Long'"):
+        torch.log_softmax(x, 0)
     out = F.softmax(x, 1, dtype=torch.float64)
     assert out.dtype is torch.float64
     assert F.log_softmax(torch.ones(2, 3, device=device), -1, dtype=torch.float64).dtype is torch.float64
+
+
+def test_torch_softmax_and_log_softmax_functions(device):
+    """torch.softmax(input, dim, dtype=None) and torch.log_softmax: F's, with dim required (values: PyTorch 2.13)."""
+    x = torch.tensor([[1.0, 2.0], [3.0, 5.0]], device=device)
+    np.testing.assert_allclose(torch.softmax(x, 1).cpu().numpy(), [[0.26894142, 0.73105858], [0.11920292, 0.88079708]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(torch.log_softmax(x, dim=1).cpu().numpy(),
+                               [[-1.31326169, -0.31326169], [-2.12692801, -0.12692801]], rtol=1e-6)
+    np.testing.assert_allclose(torch.softmax(x, dim=0).cpu().numpy(), [[0.11920292, 0.04742587],
+                                                                       [0.88079708, 0.95257413]], rtol=1e-6)
+    assert torch.softmax(x, 1, torch.float64).dtype is torch.float64
+    assert torch.log_softmax(input=x, dim=-1, dtype=torch.float64).dtype is torch.float64
+    assert torch.softmax(torch.tensor(3.0, device=device), 0).item() == 1.0
+    assert x.softmax(1).tolist() == torch.softmax(x, 1).tolist() and x.log_softmax(dim=0).shape == (2, 2)
+    with pytest.raises(TypeError, match="dim"):
+        torch.softmax(x)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.log_softmax(x, 2)
+    w = torch.randn(3, 4, dtype=torch.float64, device=device).t().requires_grad_()
+    assert gradcheck(lambda t: torch.log_softmax(t, 0), (w,)) and gradgradcheck(lambda t: torch.softmax(t, 1), (w,))
 
 
 def test_softmax_implicit_dim_warns():

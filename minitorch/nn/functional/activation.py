@@ -34,9 +34,10 @@ def scalar_type_name(dtype) -> str:
 
 
 def check_floating(name: str, input: Tensor) -> None:
-    """Float-only kernels refuse integer tensors with PyTorch's dispatch error."""
+    """Float-only kernels refuse integer tensors with PyTorch's dispatch error (a NotImplementedError, which
+    is a RuntimeError)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 _erf = UNARY["erf"][0]
@@ -418,8 +419,9 @@ def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> 
         dim = _softmax_dim(name, input.dim(), stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    check_floating(name, input)
     dim = wrap_dim(dim, input.dim())
+    check_floating(f"{name}_lastdim_kernel_impl" if dim == input.dim() - 1 or input.dim() == 0 else
+                   f"{name}_kernel_impl", input)
     if input.dim() == 0:
         return op.apply(input.reshape(1), 0).reshape(())
     return op.apply(input, dim)
@@ -445,16 +447,21 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return softmax(-input, dim)
 
 
-def _tensor_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
-    return softmax(self, dim, dtype=dtype)
+def _dim_required(function):
+    """``torch.softmax`` / ``Tensor.softmax`` (and log_softmax): the functional form with ``dim`` required."""
+
+    def with_dim(input: Tensor, dim: int, dtype=None) -> Tensor:
+        return function(input, dim, dtype=dtype)
+
+    with_dim.__name__ = with_dim.__qualname__ = function.__name__
+    with_dim.__doc__ = f"``F.{function.__name__}`` along ``dim`` (required); ``dtype`` casts the input first."
+    return with_dim
 
 
-def _tensor_log_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
-    return log_softmax(self, dim, dtype=dtype)
-
-
-Tensor.softmax = _tensor_softmax
-Tensor.log_softmax = _tensor_log_softmax
+# torch.softmax(input, dim, dtype=None) and torch.log_softmax: re-exported by the minitorch namespace
+torch_softmax, torch_log_softmax = _dim_required(softmax), _dim_required(log_softmax)
+Tensor.softmax = torch_softmax
+Tensor.log_softmax = torch_log_softmax
 
 __all__ = [
     "threshold", "relu", "hardtanh", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
