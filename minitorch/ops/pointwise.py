@@ -214,7 +214,8 @@ UNARY = {
     "sigmoid": (lambda xp, x: 1 / (1 + xp.exp(-x)), lambda g, x, y: g * y * (1 - y), "y"),
     "reciprocal": (lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "y"),
     "erf": (_erf, lambda g, x, y: g * (2 / _SQRT_PI) * (-x * x).exp(), "x"),
-    "erfinv": (_erfinv, lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "y"),
+    # PyTorch saves x and computes erfinv again in backward (so writing into the output in place is allowed)
+    "erfinv": (_erfinv, lambda g, x, y: g * (_SQRT_PI / 2) * x.erfinv().square().exp(), "x"),
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
@@ -469,10 +470,10 @@ arctan2 = atan2
 
 
 class LogAddExp(Elementwise):
-    """``log(exp(a) + exp(b))`` without overflow; the gradients are softmax weights exp(a - out), exp(b - out)."""
+    """``log(exp(a) + exp(b))`` without overflow; the gradients are the softmax weights, written as PyTorch's
+    ``1 / (1 + exp(b - a))`` from the inputs alone (PyTorch saves no output here)."""
 
     save_inputs = (0, 1)
-    save_output = True
     base2 = False
 
     def compute(self, a, b):
@@ -480,9 +481,11 @@ class LogAddExp(Elementwise):
         return self.xp.logaddexp2(a, b) if self.base2 else self.xp.logaddexp(a, b)
 
     def backward(self, grad):
-        a, b, out = self.saved_tensors
-        weight = (lambda t: (t - out).exp2()) if self.base2 else (lambda t: (t - out).exp())
-        return (grad * weight(a) if self.needs_grad(0) else None), (grad * weight(b) if self.needs_grad(1) else None)
+        a, b = self.saved_tensors
+        power = (lambda t: t.exp2()) if self.base2 else (lambda t: t.exp())
+        grad_a = grad / (1 + power(b - a)) if self.needs_grad(0) else None
+        grad_b = grad / (1 + power(a - b)) if self.needs_grad(1) else None
+        return grad_a, grad_b
 
 
 class LogAddExp2(LogAddExp):

@@ -81,7 +81,8 @@ def _hardswish_derivative(g, x, y):
     return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
-# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output.
+# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None: as PyTorch, these ops
+# save only their input, so writing into an activation's output in place leaves its backward valid.
 # The derivatives are PyTorch's *_backward formulas, boundaries and NaN included (a NaN input passes the gradient
 # where PyTorch's mask is written as "zero where x is outside"). Piecewise-constant ones read x only through a
 # comparison: depends_on keeps x in their graph under create_graph (second derivative 0, as PyTorch's).
@@ -99,7 +100,9 @@ ACTIVATIONS = {
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: where(x <= 0, g * input_scale * (y + alpha * scale), g * scale),
+        lambda g, x, y, alpha, scale, input_scale: where(
+            x <= 0, g * (input_scale * alpha * scale) * (x * input_scale).exp(), g * scale
+        ),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
@@ -146,7 +149,6 @@ class Activation(Elementwise):
     kernels run with numpy's floating-point warnings off, as PyTorch never warns)."""
 
     save_inputs = (0,)
-    save_output = True
     kernel = derivative = None
 
     def compute(self, x, *params):
@@ -154,8 +156,8 @@ class Activation(Elementwise):
         return type(self).kernel(self.xp, x, *params)
 
     def backward(self, grad):
-        x, y = self.saved_tensors
-        return type(self).derivative(grad, x, y, *self.params)
+        (x,) = self.saved_tensors
+        return type(self).derivative(grad, x, None, *self.params)
 
 
 OPS = {
