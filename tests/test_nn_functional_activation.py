@@ -310,3 +310,16 @@ def test_meta_device_shapes():
     x = torch.empty(2, 3, device="meta")
     assert F.softmax(x, 1).shape == (2, 3) and F.gelu(x).device.type == "meta"
     assert F.log_softmax(x, 0).is_meta
+
+
+def test_elu_family_derivatives_at_zero_match_pytorch(device):
+    """PyTorch 2.13: elu_backward takes the exponential branch at x <= 0, its double backward masks x < 0, so at 0
+    the first derivative is alpha * scale * input_scale and the second is 0."""
+    for fn, first in [(F.elu, 1.0), (F.selu, SELU_ALPHA * SELU_SCALE), (lambda t: F.celu(t, 2.0), 1.0),
+                      (lambda t: F.elu(t, 0.5), 0.5)]:
+        x = torch.tensor(0.0, dtype=torch.float64, device=device, requires_grad=True)
+        (grad,) = torch.autograd.grad(fn(x), x, create_graph=True)
+        (second,) = torch.autograd.grad(grad, x)
+        assert grad.item() == pytest.approx(first, rel=1e-12) and second.item() == 0.0
+        x = torch.tensor([-0.7, 0.4], dtype=torch.float64, device=device, requires_grad=True)
+        assert gradgradcheck(fn, (x,))

@@ -81,6 +81,12 @@ def _hardswish_derivative(g, x, y):
     return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
+def _elu_derivative(g, x, negative_slope, scale, input_scale):
+    """PyTorch's elu_backward (x <= 0: the exponential branch, so a NaN takes ``scale``) and its double backward,
+    whose mask is x < 0: at x == 0 the gradient is the constant ``negative_slope`` (second derivative 0)."""
+    return where(x < 0, g * negative_slope * (x * input_scale).exp(), where(x == 0, g * negative_slope, g * scale))
+
+
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None: as PyTorch, these ops
 # save only their input, so writing into an activation's output in place leaves its backward valid.
 # The derivatives are PyTorch's *_backward formulas, boundaries and NaN included (a NaN input passes the gradient
@@ -100,9 +106,8 @@ ACTIVATIONS = {
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: where(
-            x <= 0, g * (input_scale * alpha * scale) * (x * input_scale).exp(), g * scale
-        ),
+        lambda g, x, y, alpha, scale, input_scale: _elu_derivative(g, x, input_scale * alpha * scale, scale,
+                                                                    input_scale),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
