@@ -229,6 +229,8 @@ def test_cholesky_of_nan_raises_as_pytorch(device):
     batch = torch.tensor([[[1.0, 0.0], [0.0, 1.0]], [[nan, 1.0], [1.0, 3.0]]], device=device)
     with pytest.raises(RuntimeError, match=r"linalg.cholesky: \(Batch element 1\): .* leading minor of order 1 "):
         linalg.cholesky(batch)
+    with pytest.raises(linalg.LinAlgError, match=r"^cholesky: The factorization .* leading minor of order 1 "):
+        torch.cholesky(torch.tensor([[nan, 1.0], [1.0, 3.0]], device=device))  # the deprecated name, PyTorch's
     upper_nan = torch.tensor([[4.0, nan], [1.0, 3.0]], device=device)  # the upper triangle is not read
     np.testing.assert_allclose(arr(linalg.cholesky(upper_nan)), [[2.0, 0.0], [0.5, 1.6583123951777]], rtol=1e-6)
 
