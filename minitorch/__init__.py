@@ -67,6 +67,8 @@ del FloatTensor, DoubleTensor, LongTensor
 
 __version__ = "0.1.0"
 
+from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: E402
+from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
 from .quantization import (  # noqa: E402
     dequantize,

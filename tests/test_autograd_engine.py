@@ -6,6 +6,7 @@ import pytest
 
 import minitorch as torch
 from minitorch.autograd import Function, gradcheck
+from minitorch.ops.comparison import DependsOn, depends_on
 
 
 def leaf(values, device="cpu", dtype=torch.float32):
@@ -260,3 +261,145 @@ def test_create_graph_grad_has_history():
     x = leaf([1.0, 2.0])
     (x * x).sum().backward(create_graph=True)
     assert x.grad.grad_fn is not None
+
+
+# create_graph=True: a gradient that depends on a tensor requiring grad requires grad ----------------------------
+def _create_graph_cases():
+    F = torch.nn.functional
+
+    def zeros():
+        return torch.zeros(3, dtype=torch.float64)
+
+    return {
+        "where": lambda x: torch.where(x > 0, x, 0.0),
+        "where_squared": lambda x: torch.where(x > 0, x, 0.0) ** 2,
+        "masked_fill": lambda x: x.masked_fill(x < 0, 0.0),
+        "mask_product": lambda x: x * (x > 0),
+        "relu": torch.relu,
+        "relu_squared": lambda x: torch.relu(x) ** 2,
+        "leaky_relu": lambda x: F.leaky_relu(x, 0.1),
+        "leaky_relu_squared": lambda x: F.leaky_relu(x, 0.1) ** 2,
+        "hardtanh": F.hardtanh,
+        "hardtanh_squared": lambda x: F.hardtanh(x) ** 2,
+        "relu6": lambda x: F.relu6(x * 4),
+        "threshold": lambda x: F.threshold(x, 0.1, 2.0),
+        "hardshrink": F.hardshrink,
+        "softshrink": F.softshrink,
+        "hardswish": lambda x: F.hardswish(x * 2),
+        "elu": F.elu,
+        "softsign": F.softsign,
+        "prelu": lambda x: F.prelu(x, torch.tensor([0.25], dtype=torch.float64)),
+        "rrelu_eval": F.rrelu,
+        "max_pool1d": lambda x: F.max_pool1d(x[None, None], 2),
+        "max_pool1d_squared": lambda x: F.max_pool1d(x[None, None], 2) ** 2,
+        "norm_1": lambda x: x.norm(p=1),
+        "norm_inf": lambda x: x.norm(p=float("inf")),
+        "vector_norm_1": lambda x: torch.linalg.vector_norm(x, 1),
+        "vector_norm_inf": lambda x: torch.linalg.vector_norm(x, float("inf")),
+        "abs": torch.abs,
+        "l1_loss": lambda x: F.l1_loss(x, zeros()),
+        "smooth_l1_loss": lambda x: F.smooth_l1_loss(x, zeros()),
+        "xlogy": lambda x: torch.xlogy(x.abs(), 2 * torch.ones(3, dtype=torch.float64)),
+        "clamp": lambda x: x.clamp(-1, 1),
+        "clamp_squared": lambda x: x.clamp(-1, 1) ** 2,
+        "clamp_min": lambda x: x.clamp_min(0),
+        "clamp_tensor": lambda x: x.clamp(zeros()),
+        "maximum": lambda x: torch.maximum(x, zeros()),
+        "maximum_squared": lambda x: torch.maximum(x, zeros()) ** 2,
+        "fmax": lambda x: torch.fmax(x, zeros()),
+        "max_squared": lambda x: x.max() ** 2,
+        "sort_squared": lambda x: x.sort()[0] ** 2,
+        "sign": torch.sign,
+        "floor": torch.floor,
+        "sum": lambda x: x.sum(),
+        "hinge_embedding_loss": lambda x: F.hinge_embedding_loss(x, torch.ones(3, dtype=torch.float64)),
+        "margin_ranking_loss": lambda x: F.margin_ranking_loss(x, zeros(), torch.ones(3, dtype=torch.float64)),
+        "nan_to_num_squared": lambda x: torch.nan_to_num(x) ** 2,
+        "gelu": F.gelu,
+        "silu": F.silu,
+        "softplus": F.softplus,
+    }
+
+
+# PyTorch 2.13, x = [1, -2, 0.5] (float64): None where grad(f(x).sum(), x, create_graph=True) does not require
+# grad; else d/dx of (that gradient * [1, 2, -3]).sum(). PyTorch's formulas for relu, hardtanh, leaky_relu,
+# max_pool, norm(p=1), ... take the saved input (their second derivative is zero, but it is defined), while
+# where/masked_fill/clamp/maximum/sign build theirs from comparisons only. (hardsigmoid, which PyTorch cannot
+# differentiate twice, gives zeros here like the other piecewise-linear activations.)
+CREATE_GRAPH_EXPECTED = {
+    "where": None,
+    "where_squared": [2.0, 0.0, -6.0],
+    "masked_fill": None,
+    "mask_product": None,
+    "relu": [0.0, 0.0, 0.0],
+    "relu_squared": [2.0, 0.0, -6.0],
+    "leaky_relu": [0.0, 0.0, 0.0],
+    "leaky_relu_squared": [2.0, 0.04, -6.0],
+    "hardtanh": [0.0, 0.0, 0.0],
+    "hardtanh_squared": [0.0, 0.0, -6.0],
+    "relu6": [0.0, 0.0, 0.0],
+    "threshold": [0.0, 0.0, 0.0],
+    "hardshrink": [0.0, 0.0, 0.0],
+    "softshrink": [0.0, 0.0, 0.0],
+    "hardswish": [1.333333, 0.0, -4.0],
+    "elu": [0.0, 0.270671, 0.0],
+    "softsign": [-0.25, 0.148148, 1.777778],
+    "prelu": [0.0, 0.0, 0.0],
+    "rrelu_eval": [0.0, 0.0, 0.0],
+    "max_pool1d": [0.0, 0.0, 0.0],
+    "max_pool1d_squared": [2.0, 0.0, 0.0],
+    "norm_1": [0.0, 0.0, 0.0],
+    "norm_inf": [0.0, 0.0, 0.0],
+    "vector_norm_1": [0.0, 0.0, 0.0],
+    "vector_norm_inf": [0.0, 0.0, 0.0],
+    "abs": [0.0, 0.0, 0.0],
+    "l1_loss": [0.0, 0.0, 0.0],
+    "smooth_l1_loss": [0.0, 0.0, -1.0],
+    "xlogy": [0.0, 0.0, 0.0],
+    "clamp": None,
+    "clamp_squared": [2.0, 0.0, -6.0],
+    "clamp_min": None,
+    "clamp_tensor": None,
+    "maximum": None,
+    "maximum_squared": [2.0, 0.0, -6.0],
+    "fmax": None,
+    "max_squared": [2.0, 0.0, 0.0],
+    "sort_squared": [2.0, 4.0, -6.0],
+    "sign": None,
+    "floor": None,
+    "sum": None,
+    "hinge_embedding_loss": None,
+    "margin_ranking_loss": None,
+    "nan_to_num_squared": [2.0, 4.0, -6.0],
+    "gelu": [0.241971, -0.215964, -1.848343],
+    "silu": [0.302366, 0.100124, -1.323687],
+    "softplus": [0.196612, 0.209987, -0.705011],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CREATE_GRAPH_EXPECTED))
+def test_create_graph_gradients_require_grad_as_in_pytorch(name):
+    fn = _create_graph_cases()[name]
+    x = leaf([1.0, -2.0, 0.5], dtype=torch.float64)
+    (g,) = torch.autograd.grad(fn(x).sum(), x, create_graph=True)
+    expected = CREATE_GRAPH_EXPECTED[name]
+    assert g.requires_grad == (expected is not None)
+    if expected is None:
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            torch.autograd.grad(g.sum(), x)
+        return
+    (second,) = torch.autograd.grad((g * torch.tensor([1.0, 2.0, -3.0], dtype=torch.float64)).sum(), x)
+    assert second.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_first_order_masks_stay_on_the_fast_path():
+    """Without create_graph the mask is not recorded against its source (no copy, no extra node)."""
+    x = leaf([1.0, -2.0, 0.5], dtype=torch.float64)
+    (g,) = torch.autograd.grad(torch.relu(x).sum(), x)
+    assert not g.requires_grad and g.grad_fn is None
+    (g2,) = torch.autograd.grad(torch.relu(x).sum(), x, create_graph=True)
+    assert type(g2.grad_fn) is DependsOn and g2.tolist() == [1.0, 0.0, 1.0]
+    value = torch.ones(3, dtype=torch.float64)
+    with torch.no_grad():
+        assert depends_on(value, x) is value
+    assert depends_on(value, torch.ones(3)) is value  # no source requires grad

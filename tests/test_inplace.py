@@ -553,3 +553,61 @@ def test_a_view_made_to_require_grad_is_a_view_of_a_leaf():
     with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in an in-place"):
         x.mul_(2)
     assert x.tolist() == [[0.0], [1.0], [2.0]] and x._version == 0
+
+
+# what backward saves: PyTorch's choice of input or output --------------------------------------------------
+def _saving_cases():
+    F = torch.nn.functional
+    cases = {name: getattr(torch, name) for name in (
+        "exp", "exp2", "expm1", "sqrt", "rsqrt", "tan", "tanh", "sigmoid", "reciprocal", "relu",  # save the output
+        "log", "sin", "atan", "erf", "erfinv", "square", "abs")}  # save the input
+    cases.update({
+        "pow_number": lambda x: x.pow(2.5), "pow_2": lambda x: x**2, "pow_0": lambda x: x**0,
+        "pow_tensor": lambda x: x ** torch.full((4,), 2.0, dtype=x.dtype), "number_pow": lambda x: 2.0**x,
+        "var": lambda x: x.var().reshape(1), "var_dim": lambda x: x.reshape(2, 2).var(1), "std": lambda x: x.std(0),
+        "logaddexp": lambda x: torch.logaddexp(x, x.flip(0)), "logaddexp2": lambda x: torch.logaddexp2(x, x.flip(0)),
+        "softmax": lambda x: F.softmax(x, 0), "logsumexp": lambda x: x.logsumexp(0).reshape(1),
+        "prod": lambda x: x.prod().reshape(1), "norm": lambda x: x.norm().reshape(1),
+        "layer_norm": lambda x: F.layer_norm(x, (4,)), "batch_norm": lambda x: F.batch_norm(x.reshape(2, 2), None, None,
+                                                                                           training=True),
+        "group_norm": lambda x: F.group_norm(x.reshape(1, 2, 2), 1),
+    })
+    for name in ("hardtanh", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "logsigmoid",
+                 "softsign", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "relu6"):
+        cases["F." + name] = getattr(F, name)
+    cases["F.threshold"] = lambda x: F.threshold(x, 0.5, 0.0)
+    return cases
+
+
+# PyTorch 2.13: does y = f(x); y.mul_(2); y.sum().backward() raise "modified by an inplace operation"?
+# (derivatives.yaml: exp, tanh, sigmoid, sqrt, ..., relu, softmax, std, prod, norm and a ** tensor read `result`;
+# pow(Tensor, Scalar), erfinv, var, logaddexp, the activations and the native norms read only `self`)
+RAISES_AFTER_IN_PLACE = {
+    "exp", "exp2", "expm1", "sqrt", "rsqrt", "tan", "tanh", "sigmoid", "reciprocal", "relu", "pow_tensor",
+    "number_pow", "std", "softmax", "logsumexp", "prod", "norm",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_saving_cases()))
+def test_writing_into_an_output_in_place_is_an_error_exactly_when_pytorch_saved_it(name):
+    x = torch.tensor([0.2, 0.4, 0.7, 0.9], dtype=torch.float64, requires_grad=True)
+    y = _saving_cases()[name](x)
+    reference = torch.autograd.grad(y.sum() * 2, x)[0]
+    y = _saving_cases()[name](x)
+    y.mul_(2)
+    if name in RAISES_AFTER_IN_PLACE:
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        return
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), reference.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_pow_with_a_number_exponent_saves_only_its_input():
+    """The report: y = x.pow(2.5); y.tanh_() raised in backward; PyTorch 2.13 gives these gradients."""
+    x = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64, requires_grad=True)
+    y = x.pow(2.5)
+    y.tanh_()
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0499358540350654, 0.00034518603860573583, 0.8568275360244634],
+                               rtol=1e-9)

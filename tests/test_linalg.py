@@ -213,6 +213,28 @@ def test_cholesky_errors(device):
         linalg.cholesky(batch)
 
 
+def test_cholesky_of_nan_raises_as_pytorch(device):
+    """LAPACK's potrf fails on a NaN pivot (PyTorch raises LinAlgError); numpy's cholesky returned NaNs. The order
+    is PyTorch 2.13's: the first diagonal entry of L that the NaN reaches (only the lower triangle is read)."""
+    nan = math.nan
+    for rows, order in [([[4.0, 1.0], [1.0, nan]], 2), ([[nan, 1.0], [1.0, 3.0]], 1), ([[4.0, 1.0], [nan, 3.0]], 2),
+                        ([[4.0, 1.0, 0.0], [1.0, 3.0, 0.0], [nan, 0.0, 2.0]], 3),
+                        ([[4.0, 1.0, 0.0], [1.0, -3.0, 0.0], [0.0, 0.0, nan]], 2)]:
+        for dtype in (torch.float32, torch.float64):
+            A = torch.tensor(rows, dtype=dtype, device=device, requires_grad=True)
+            with pytest.raises(linalg.LinAlgError, match=rf"^linalg.cholesky: The factorization could not be "
+                                                         rf"completed because the input is not positive-definite "
+                                                         rf"\(the leading minor of order {order} is not "):
+                linalg.cholesky(A)
+    batch = torch.tensor([[[1.0, 0.0], [0.0, 1.0]], [[nan, 1.0], [1.0, 3.0]]], device=device)
+    with pytest.raises(RuntimeError, match=r"linalg.cholesky: \(Batch element 1\): .* leading minor of order 1 "):
+        linalg.cholesky(batch)
+    with pytest.raises(linalg.LinAlgError, match=r"^cholesky: The factorization .* leading minor of order 1 "):
+        torch.cholesky(torch.tensor([[nan, 1.0], [1.0, 3.0]], device=device))  # the deprecated name, PyTorch's
+    upper_nan = torch.tensor([[4.0, nan], [1.0, 3.0]], device=device)  # the upper triangle is not read
+    np.testing.assert_allclose(arr(linalg.cholesky(upper_nan)), [[2.0, 0.0], [0.5, 1.6583123951777]], rtol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5), (2, 4, 2)])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_qr_reduced(shape, layout):

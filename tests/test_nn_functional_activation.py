@@ -1,6 +1,7 @@
 """nn.functional activations: values against numpy formulas, gradcheck/gradgradcheck on every layout, errors."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -62,7 +63,6 @@ ACTIVATIONS = {
     "sigmoid": (F.sigmoid, _sigmoid, ()),
     "tanh": (F.tanh, np.tanh, ()),
 }
-SMOOTH = [n for n in ACTIVATIONS if n not in ("relu", "relu6", "hardtanh", "hardshrink", "threshold", "hardsigmoid")]
 
 
 def away_from_kinks(x, kinks, gap=1e-3):
@@ -101,12 +101,14 @@ def test_gradcheck_every_layout(name, data):
     assert gradcheck(fn, (x,))
 
 
-@pytest.mark.parametrize("name", SMOOTH)
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
 @given(data=st.data())
 @settings(max_examples=4)
 def test_gradgradcheck(name, data):
+    """Every activation, piecewise-linear ones included (their gradient depends on x under create_graph, with
+    second derivative 0 off the kinks); shapes from 0-dim to empty."""
     fn, _, kinks = ACTIVATIONS[name]
-    x = away_from_kinks(data.draw(tensors(shapes(1, 2, 1, 3))), kinks)
+    x = away_from_kinks(data.draw(tensors(shapes(0, 2, 0, 3))), kinks)
     assert gradgradcheck(fn, (x,))
 
 
@@ -117,10 +119,68 @@ def test_piecewise_gradients_at_and_off_kinks(device):
         (F.relu6, [0, 0, 0, 0, 1, 1, 0, 0]),
         (F.hardtanh, [0, 0, 0, 1, 0, 0, 0, 0]),
         (F.hardsigmoid, [0, 0, 1 / 6, 1 / 6, 1 / 6, 0, 0, 0]),
-        (F.hardswish, [0, -0.5, 1 / 6, 0.5, 5 / 6, 1.5, 1, 1]),
+        (F.hardswish, [0, 0, 1 / 6, 0.5, 5 / 6, 1, 1, 1]),  # PyTorch: 0 at -3, 1 at 3
     ]:
         (grad,) = torch.autograd.grad(fn(x).sum(), [x])
         np.testing.assert_allclose(grad.cpu().numpy(), expected, atol=1e-6)
+
+
+def test_gradients_at_boundaries_and_nan_match_pytorch(device):
+    """PyTorch 2.13's *_backward formulas, at every boundary and at NaN (where a mask written as "zero outside"
+    lets the gradient through): values printed by PyTorch for these inputs."""
+    x = torch.tensor([-4.0, -3.0, -1.0, 0.0, 1.0, 3.0, 6.0, 7.0, math.nan, -0.5, 0.5, 2.0], device=device,
+                     requires_grad=True)
+    for name, fn, expected in [
+        ("hardtanh", F.hardtanh, [0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1, 0]),
+        ("hardtanh(-0.5, 2)", lambda t: F.hardtanh(t, -0.5, 2.0), [0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 1, 0]),
+        ("relu6", F.relu6, [0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1]),
+        ("hardsigmoid", F.hardsigmoid, [0, 0, 1 / 6, 1 / 6, 1 / 6, 0, 0, 0, 0, 1 / 6, 1 / 6, 1 / 6]),
+        ("hardswish", F.hardswish, [0, 0, 1 / 6, 0.5, 5 / 6, 1, 1, 1, 1, 1 / 3, 2 / 3, 7 / 6]),
+        ("relu", F.relu, [0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1, 1]),
+        ("threshold", lambda t: F.threshold(t, 1.0, 5.0), [0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 1]),
+        ("hardshrink", lambda t: F.hardshrink(t, 0.5), [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1]),
+        ("softshrink", lambda t: F.softshrink(t, 0.5), [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1]),
+        ("elu", F.elu, [math.exp(-4), math.exp(-3), math.exp(-1), 1, 1, 1, 1, 1, 1, math.exp(-0.5), 1, 1]),
+        ("abs", torch.abs, [-1, -1, -1, 0, 1, 1, 1, 1, 0, -1, 1, 1]),
+    ]:
+        (grad,) = torch.autograd.grad(fn(x).sum(), [x])
+        np.testing.assert_allclose(grad.cpu().numpy(), expected, atol=1e-6, err_msg=name)
+    assert torch.sign(torch.tensor([math.nan, -2.0, 0.0], device=device)).tolist() == [0.0, -1.0, 0.0]
+
+
+def test_activations_are_silent_on_nan_and_overflow(device):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = torch.tensor([math.nan, math.inf, -math.inf, 1e300], dtype=torch.float64, device=device)
+        for name, (fn, _, _) in ACTIVATIONS.items():
+            fn(x)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_dim_inputs_match_one_element_inputs(device, dtype):
+    """numpy's arithmetic on a 0-d array returns a numpy scalar: gelu's normal CDF took it for a meta array (no
+    values) and returned erf's input unchanged, so F.gelu(tensor(2.0)) was 2.414 instead of 1.954."""
+    for name, (fn, _, _) in ACTIVATIONS.items():
+        for value in (-1.3, 0.0, 2.0):
+            scalar = torch.tensor(value, dtype=getattr(torch, dtype), device=device, requires_grad=True)
+            vector = torch.tensor([value], dtype=getattr(torch, dtype), device=device, requires_grad=True)
+            out, expected = fn(scalar), fn(vector)
+            assert out.shape == () and out.item() == expected.item(), (name, value)
+            (grad,) = torch.autograd.grad(out, scalar)
+            assert grad.item() == torch.autograd.grad(expected.sum(), vector)[0].item(), (name, value)
+
+
+def test_gelu_of_a_zero_dim_tensor_matches_pytorch(device):
+    x = torch.tensor(2.0, dtype=torch.float64, device=device, requires_grad=True)
+    y = F.gelu(x)
+    (grad,) = torch.autograd.grad(y, x, create_graph=True)
+    (second,) = torch.autograd.grad(grad, x)
+    # PyTorch 2.13: F.gelu(tensor(2., dtype=float64)) and its first and second derivatives
+    assert y.item() == pytest.approx(1.9544997361036416, rel=1e-14)
+    assert grad.item() == pytest.approx(1.085231801078197, rel=1e-14)
+    assert second.item() == pytest.approx(-0.10798193302637613, rel=1e-12)
+    assert F.gelu(torch.tensor(-1.5, device=device)).item() == pytest.approx(-0.10021080190328704, rel=1e-6)
+    assert gradcheck(F.gelu, (x,)) and gradgradcheck(F.gelu, (x,))
 
 
 def test_softplus_and_logsigmoid_are_stable(device):
@@ -156,11 +216,34 @@ def test_softmax_is_stable_for_huge_logits(device):
 
 def test_softmax_dtype_argument_and_integer_inputs(device):
     x = torch.tensor([[1, 2, 3]], device=device)
-    with pytest.raises(RuntimeError, match="\"softmax\" not implemented for 'Long'"):
+    with pytest.raises(NotImplementedError, match="\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
         F.softmax(x, 1)
+    with pytest.raises(NotImplementedError, match="\"log_softmax_kernel_impl\" not implemented for 'Long'"):
+        torch.log_softmax(x, 0)
     out = F.softmax(x, 1, dtype=torch.float64)
     assert out.dtype is torch.float64
     assert F.log_softmax(torch.ones(2, 3, device=device), -1, dtype=torch.float64).dtype is torch.float64
+
+
+def test_torch_softmax_and_log_softmax_functions(device):
+    """torch.softmax(input, dim, dtype=None) and torch.log_softmax: F's, with dim required (values: PyTorch 2.13)."""
+    x = torch.tensor([[1.0, 2.0], [3.0, 5.0]], device=device)
+    np.testing.assert_allclose(torch.softmax(x, 1).cpu().numpy(), [[0.26894142, 0.73105858], [0.11920292, 0.88079708]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(torch.log_softmax(x, dim=1).cpu().numpy(),
+                               [[-1.31326169, -0.31326169], [-2.12692801, -0.12692801]], rtol=1e-6)
+    np.testing.assert_allclose(torch.softmax(x, dim=0).cpu().numpy(), [[0.11920292, 0.04742587],
+                                                                       [0.88079708, 0.95257413]], rtol=1e-6)
+    assert torch.softmax(x, 1, torch.float64).dtype is torch.float64
+    assert torch.log_softmax(input=x, dim=-1, dtype=torch.float64).dtype is torch.float64
+    assert torch.softmax(torch.tensor(3.0, device=device), 0).item() == 1.0
+    assert x.softmax(1).tolist() == torch.softmax(x, 1).tolist() and x.log_softmax(dim=0).shape == (2, 2)
+    with pytest.raises(TypeError, match="dim"):
+        torch.softmax(x)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.log_softmax(x, 2)
+    w = torch.randn(3, 4, dtype=torch.float64, device=device).t().requires_grad_()
+    assert gradcheck(lambda t: torch.log_softmax(t, 0), (w,)) and gradgradcheck(lambda t: torch.softmax(t, 1), (w,))
 
 
 def test_softmax_implicit_dim_warns():
@@ -227,3 +310,16 @@ def test_meta_device_shapes():
     x = torch.empty(2, 3, device="meta")
     assert F.softmax(x, 1).shape == (2, 3) and F.gelu(x).device.type == "meta"
     assert F.log_softmax(x, 0).is_meta
+
+
+def test_elu_family_derivatives_at_zero_match_pytorch(device):
+    """PyTorch 2.13: elu_backward takes the exponential branch at x <= 0, its double backward masks x < 0, so at 0
+    the first derivative is alpha * scale * input_scale and the second is 0."""
+    for fn, first in [(F.elu, 1.0), (F.selu, SELU_ALPHA * SELU_SCALE), (lambda t: F.celu(t, 2.0), 1.0),
+                      (lambda t: F.elu(t, 0.5), 0.5)]:
+        x = torch.tensor(0.0, dtype=torch.float64, device=device, requires_grad=True)
+        (grad,) = torch.autograd.grad(fn(x), x, create_graph=True)
+        (second,) = torch.autograd.grad(grad, x)
+        assert grad.item() == pytest.approx(first, rel=1e-12) and second.item() == 0.0
+        x = torch.tensor([-0.7, 0.4], dtype=torch.float64, device=device, requires_grad=True)
+        assert gradgradcheck(fn, (x,))

@@ -102,6 +102,23 @@ def test_zero_gradient_ops(device, name):
     assert x.grad.tolist() == [0.0] * 5
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_dim_inputs_match_one_element_inputs(device, dtype):
+    """numpy's arithmetic on a 0-d array returns a numpy scalar, not a 0-d array: every kernel and helper (the
+    float32 erf polynomial, its meta-device check) must take it as values. torch.erf(tensor(0.5)) used to raise."""
+    for name in UNARY:
+        low, high = CASES[name][1]
+        value = low + 0.37 * (high - low)
+        scalar = torch.tensor(value, dtype=getattr(torch, dtype), device=device, requires_grad=True)
+        vector = torch.tensor([value], dtype=getattr(torch, dtype), device=device, requires_grad=True)
+        out, expected = getattr(torch, name)(scalar), getattr(torch, name)(vector)
+        assert out.shape == () and out.dtype == expected.dtype and out.item() == expected.item(), name
+        (grad,) = torch.autograd.grad(out, scalar)
+        assert grad.shape == () and grad.item() == torch.autograd.grad(expected.sum(), vector)[0].item(), name
+    assert torch.erf(torch.tensor(0.5, dtype=getattr(torch, dtype), device=device)).item() == pytest.approx(
+        0.5204998778130465, rel=1e-7)
+
+
 def test_values_at_non_differentiable_points(device):
     """SEMANTICS.md 1.13: relu'(0) = 0, |x|'(0) = 0, sqrt'(0) = inf, sqrt'(-1) = nan."""
     x = torch.tensor([0.0], device=device, requires_grad=True)
@@ -249,27 +266,49 @@ def test_clamp_needs_a_bound(device):
         torch.clamp(torch.ones(2, device=device))
 
 
-def test_clamp_gradient_at_boundaries_is_pinned(device):
-    """The pinned rule (Clamp docstring, SEMANTICS.md 1.13): clamp(x, -1, 1) has derivative 0 at x = +-1; the
-    bound that was selected gets the gradient instead when it is a tensor."""
-    x = torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0], device=device, requires_grad=True)
-    torch.clamp(x, -1, 1).sum().backward()
-    assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0, 0.0]
-    x.grad = None
-    low = torch.tensor(-1.0, device=device, requires_grad=True)
-    high = torch.tensor(1.0, device=device, requires_grad=True)
-    torch.clamp(x, low, high).sum().backward()
-    assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0, 0.0]
-    assert low.grad.item() == 2.0 and high.grad.item() == 2.0
-    x.grad = low.grad = high.grad = None
-    torch.clamp(x, high, low).sum().backward()  # min > max: everything comes from max
-    assert x.grad.tolist() == [0.0] * 5 and low.grad.item() == 5.0 and high.grad.item() == 0.0
+def test_clamp_gradient_at_boundaries_matches_pytorch(device):
+    """PyTorch 2.13 (derivatives.yaml clamp_backward, clamp_backward_min_max): the input gets the gradient where
+    min <= x <= max, boundaries included; a tensor min where x < min and min < max; a tensor max where x > max
+    or max < min (a NaN x included); a NaN bound passes nothing. Upstream gradient 1..6 shows each element."""
+    nan = math.nan
+    x0, up = [-2.0, -1.0, 0.0, 1.0, 2.0, nan], torch.arange(1.0, 7.0, device=device)
+    x = torch.tensor([0.0, 0.61], device=device, requires_grad=True)  # the report: PyTorch gives [1, 1]
+    x.clamp(0, 0.61).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    # (min, max): (x.grad, min.grad, max.grad) with tensor bounds; x.grad is the same with number bounds
+    expected = {
+        (-1.0, 1.0): ([0, 2, 3, 4, 0, 0], 1, 5), (-1.0, -1.0): ([0, 2, 0, 0, 0, 0], 0, 12),
+        (1.0, 1.0): ([0, 0, 0, 4, 0, 0], 0, 5), (1.0, -1.0): ([0] * 6, 0, 21),
+        (-1.0, None): ([0, 2, 3, 4, 5, 0], 1, None), (1.0, None): ([0, 0, 0, 4, 5, 0], 6, None),
+        (None, 1.0): ([1, 2, 3, 4, 0, 0], None, 5), (None, -1.0): ([1, 2, 0, 0, 0, 0], None, 12),
+        (-1.0, nan): ([0] * 6, 0, 0), (nan, 1.0): ([0] * 6, 0, 5), (nan, None): ([0] * 6, 0, None),
+    }
+    for (low, high), (grad_x, grad_low, grad_high) in expected.items():
+        for as_tensors in (False, True):
+            x = torch.tensor(x0, device=device, requires_grad=True)
+            lo = torch.tensor(low, device=device, requires_grad=True) if as_tensors and low is not None else low
+            hi = torch.tensor(high, device=device, requires_grad=True) if as_tensors and high is not None else high
+            torch.clamp(x, lo, hi).backward(up)
+            assert x.grad.tolist() == grad_x, (low, high, as_tensors)
+            if as_tensors:
+                assert (lo.grad.item() if low is not None else None) == grad_low, (low, high)
+                assert (hi.grad.item() if high is not None else None) == grad_high, (low, high)
+    for bound, (grad_min, grad_max) in {-1.0: (([0, 2, 3, 4, 5, 0], 1), ([1, 2, 0, 0, 0, 0], 12)),
+                                        1.0: (([0, 0, 0, 4, 5, 0], 6), ([1, 2, 3, 4, 0, 0], 5))}.items():
+        for function, (grad_x, grad_bound) in ((torch.clamp_min, grad_min), (torch.clamp_max, grad_max)):
+            x = torch.tensor(x0, device=device, requires_grad=True)
+            b = torch.tensor(bound, device=device, requires_grad=True)
+            function(x, b).backward(up)
+            assert x.grad.tolist() == grad_x and b.grad.item() == grad_bound
+            x.grad = None
+            function(x, bound).backward(up)
+            assert x.grad.tolist() == grad_x
 
 
 @examples(10)
 @given(data=st.data())
 def test_clamp_gradients(device, data):
-    shape = data.draw(SMALL)
+    shape = data.draw(shapes(0, 3, 0, 3))  # 0-dim and empty included
     x = on_grid(data.draw(tensors(shape, device=device, requires_grad=True)), 0.1)
     inner = broadcastable_shapes(shape, max_dims=len(shape))  # no new leading dims: the bounds broadcast together
     low = on_grid(data.draw(tensors(inner, device=device, max_value=0, requires_grad=True)), 0.2)
@@ -328,6 +367,25 @@ def test_binary_gradients(device, name, data):
     fn = BINARY[name][0]
     assert gradcheck(fn, (a, b))
     assert gradgradcheck(fn, (a, b))
+
+
+def test_atan2_gradient_at_the_origin_matches_pytorch(device):
+    """PyTorch 2.13: 0 (not NaN) at (0, 0), also when a^2 + b^2 underflows; its second derivative there is NaN."""
+    a = torch.tensor([0.0, 1.0, 0.0, -0.0, 1e-200, 3.0], dtype=torch.float64, device=device, requires_grad=True)
+    b = torch.tensor([0.0, 0.0, 2.0, -0.0, 1e-200, -4.0], dtype=torch.float64, device=device, requires_grad=True)
+    grad_a, grad_b = torch.autograd.grad(torch.atan2(a, b).sum(), (a, b), create_graph=True)
+    assert grad_a.tolist() == [0.0, 0.0, 0.5, 0.0, 0.0, -0.16]
+    assert grad_b.tolist() == pytest.approx([0.0, -1.0, 0.0, 0.0, 0.0, -0.12], abs=1e-15)
+    second_a, second_b = torch.autograd.grad((grad_a * 2 + grad_b).sum(), (a, b))
+    assert math.isnan(second_a[0].item()) and second_a[1:3].tolist() == [1.0, -0.25]
+    assert second_b[5].item() == pytest.approx(-0.0608, rel=1e-12)
+    # away from the origin, every layout (0-dim, empty, strided, broadcast): gradcheck and gradgradcheck
+    for shape_a, shape_b in [((), ()), ((0,), (1,)), ((2, 3), (3,)), ((), (2, 0))]:
+        x = torch.rand(shape_a, dtype=torch.float64, device=device).add(0.5).requires_grad_()
+        y = torch.rand(shape_b, dtype=torch.float64, device=device).sub(1.5).requires_grad_()
+        assert gradcheck(torch.atan2, (x, y)) and gradgradcheck(torch.atan2, (x, y))
+    z = torch.rand(3, 4, dtype=torch.float64, device=device).add(0.2).t().requires_grad_()
+    assert gradcheck(torch.atan2, (z, z.detach().flip(0).requires_grad_()))
 
 
 @examples(10)

@@ -335,3 +335,22 @@ def test_errors(device):
         torch.ones(2, device=device).sum(2)
     with pytest.raises(RuntimeError, match="appears multiple times"):
         torch.ones(2, 2, device=device).amax((0, -2))
+
+
+def test_second_derivatives_of_std_and_var_at_a_constant_input_match_pytorch():
+    """PyTorch 2.13 (std_backward masks grad / (2 std) to 0 where std == 0): the std's gradient and second
+    derivative at a constant input are 0, not NaN; var's second derivative is 2 / (n - correction) (I - 1/n);
+    one element with correction 1 gives NaN for both."""
+    for dtype in (torch.float32, torch.float64):
+        for correction in (0, 1):
+            x = torch.full((3,), 1.5, dtype=dtype, requires_grad=True)
+            for fn in (torch.std, torch.var):
+                (grad,) = torch.autograd.grad(fn(x, correction=correction), x, create_graph=True)
+                (second,) = torch.autograd.grad(grad[0], x)
+                assert grad.tolist() == [0.0, 0.0, 0.0]
+                scale = 0.0 if fn is torch.std else 2 / (3 - correction)
+                assert second.tolist() == pytest.approx([scale * 2 / 3, -scale / 3, -scale / 3], rel=1e-6)
+    one = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        (grad,) = torch.autograd.grad(one.std(), one, create_graph=True)
+    assert math.isnan(grad.item()) and math.isnan(torch.autograd.grad(grad.sum(), one)[0].item())

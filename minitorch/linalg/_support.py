@@ -132,9 +132,22 @@ def singular_error(op: Op, name: str, A) -> LinAlgError:
     )
 
 
+def cholesky_factor(xp, A):
+    """numpy's (or CuPy's) cholesky, failing as LAPACK's potrf does on a NaN pivot too: numpy returns NaNs
+    there (a NaN passes its ``<= 0`` test). A NaN anywhere in the lower triangle reaches the diagonal."""
+    L = xp.linalg.cholesky(A)
+    if xp.isnan(xp.diagonal(L, axis1=-2, axis2=-1)).any():
+        raise LinAlgError("cholesky: a pivot is NaN")
+    return L
+
+
 def not_positive_definite_error(op: Op, name: str, A) -> LinAlgError:
     """PyTorch's cholesky message, naming the order of the first leading minor that is not positive-definite."""
-    cholesky = op.xp.linalg.cholesky
+    xp = op.xp
+
+    def cholesky(matrix):
+        return cholesky_factor(xp, matrix)
+
     index, matrix = first_failure(op.xp, cholesky, A)
     order = matrix.shape[0]
     for k in range(1, matrix.shape[0] + 1):

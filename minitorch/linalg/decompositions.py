@@ -21,6 +21,7 @@ from ._support import (
     check_floating,
     check_matrix,
     check_square_floating,
+    cholesky_factor,
     convergence_error,
     diag_embed,
     grad_wanted,
@@ -55,14 +56,14 @@ class Cholesky(Op):
 
     save_output = True
 
-    def forward(self, A, upper):
+    def forward(self, A, upper, name="linalg.cholesky"):
         self.upper = upper
         try:
-            L = lapack(self, self.xp.linalg.cholesky, A)
+            L = lapack(self, lambda matrix: cholesky_factor(self.xp, matrix), A)
         except Exception as error:
             if not is_linalg_error(error):
                 raise
-            raise not_positive_definite_error(self, "linalg.cholesky", A) from None
+            raise not_positive_definite_error(self, name, A) from None
         return self.xp.swapaxes(L, -1, -2) if upper else L
 
     def backward(self, grad):

@@ -193,7 +193,7 @@ class Pow(Elementwise):
     a == 0) and d/db is 0 where a == 0 and b >= 0 (instead of the 0 * log(0) = nan of the formula)."""
 
     save_inputs = (0, 1)
-    save_output = True
+    save_output = True  # a ** b, read by the exponent's gradient; not saved for a number exponent (below)
     exponent = None  # a Python number exponent (``x ** 2``), else None
 
     @property
@@ -202,7 +202,8 @@ class Pow(Elementwise):
 
     def compute(self, a, b):
         if type(b) in _SCALAR_TYPES:
-            self.exponent = b
+            # PyTorch's pow.Tensor_Scalar saves only the input: modifying x ** 2.5 in place leaves backward valid
+            self.exponent, self.save_output = b, False
         a, b, dtype = promote(self, a, b)
         xp = self.xp
         if dtype.kind not in "iu":
@@ -220,7 +221,8 @@ class Pow(Elementwise):
         return xp.where(negative, special, result).astype(dtype, copy=False)
 
     def backward(self, grad):
-        a, b, out = self.saved_tensors
+        a, b, *out = self.saved_tensors  # out: [a ** b], or [] when b is a number
+        out = out[0] if out else None
         grad_a = grad_b = None
         if self.needs_grad(0):
             if type(b) in _SCALAR_TYPES:

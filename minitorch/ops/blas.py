@@ -583,10 +583,11 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``."""
-    from .. import linalg
+    """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``, its errors named ``cholesky``."""
+    from ..linalg import _support, decompositions
 
-    return linalg.cholesky(input, upper=upper)
+    _support.check_square_floating("cholesky", input)
+    return decompositions.Cholesky.apply(input, upper, "cholesky")
 
 
 def qr(input: Tensor, some: bool = True):

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 
+from ..autograd import grad_mode
 from ..tensor import Tensor
+from .op import Op
 from .promotion import Elementwise, promote
 
 _SCALAR_TYPES = (bool, int, float)
@@ -181,6 +183,30 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 
         input = tensor(input, device=condition.device)
     return Where.apply(condition, input, other)
+
+
+class DependsOn(Op):
+    """``value`` (a copy), recorded as a function of ``sources`` too, with derivative zero in them."""
+
+    def forward(self, value, *sources):
+        return value.copy()
+
+    def backward(self, grad):
+        zeros = [None if meta is None else self.wrap(self.backend.zeros(*meta)) for meta in self._input_meta[1:]]
+        return (grad, *zeros)
+
+
+def depends_on(value: Tensor, *sources: Tensor) -> Tensor:
+    """A gradient that reads ``sources`` only through comparisons (relu's ``where(y <= 0, 0, g)``), recorded
+    under create_graph=True as a function of them with derivative zero.
+
+    PyTorch's formulas for these ops (threshold_backward, hardtanh_backward, ...) take the saved tensor as an
+    input: the gradient then requires grad whenever the source does, and differentiating it again gives zeros
+    rather than "does not require grad". When grad mode is off (a first-order backward) ``value`` is returned
+    as it is, so the fast masked path costs nothing more."""
+    if grad_mode.state.enabled and any(source.requires_grad for source in sources):
+        return DependsOn.apply(value, *sources)
+    return value
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:

@@ -6,7 +6,7 @@ A kernel takes ``(xp, x)``; a derivative takes ``(grad, x, y)`` (input and outpu
 not saved) and is written in differentiable Tensor ops, so every entry supports double backward.
 Integer and bool inputs of float functions are promoted to the default float dtype, as in PyTorch;
 rounding ops, abs, sign, square and relu keep integer dtypes. At kinks the derivative is PyTorch's:
-abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, and zero for sign and the rounding ops.
+abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, and zero for sign and the rounding ops; sign(NaN) = 0.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
-from .comparison import isfinite, where
+from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, as_float, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -101,8 +101,9 @@ def _erf_erfc(xp, ax):
 
 
 def _has_values(xp, x) -> bool:
-    """False on the meta device, whose arrays have a shape but no values to select branches with."""
-    return isinstance(x, xp.ndarray)
+    """False on the meta device, whose arrays have a shape but no values to select branches with.
+    A numpy scalar has values: numpy's arithmetic on a 0-dim array returns one (``x * c``), not a 0-d array."""
+    return isinstance(x, (xp.ndarray, xp.generic))
 
 
 # Single precision: erf(x) = -expm1(x * R(x)) for 0 <= x <= 3.92, R a degree-9 polynomial fitted (weighted
@@ -117,12 +118,12 @@ _ERF_ONE_FLOAT32 = 3.92
 
 def _erf_single(xp, x):
     """erf of a float32 (or float16) array, to float32 accuracy; NaN stays NaN and erf(-0) = -0."""
-    t = xp.abs(x.astype(xp.float64))
-    xp.clip(t, 0.0, _ERF_ONE_FLOAT32, out=t)
+    # no out= here: for a 0-dim x each step is a numpy scalar, which cannot be written into
+    t = xp.minimum(xp.abs(x.astype(xp.float64)), _ERF_ONE_FLOAT32)  # NaN stays NaN
     q = _polynomial(_LOG_ERFC_OVER_X, t)
     q *= t  # log(erfc(|x|)), relative accuracy near 0
-    xp.expm1(q, out=q)  # -erf(|x|)
-    return xp.copysign(q, x, out=q).astype(x.dtype, copy=False)
+    q = xp.expm1(q)  # -erf(|x|)
+    return xp.copysign(q, x).astype(x.dtype, copy=False)
 
 
 def _erf(xp, x):
@@ -170,7 +171,10 @@ def _rounding(name: str):
 
 
 def _sign(xp, x):
-    return xp.sign(x) if x.dtype.kind != "b" else x.copy()
+    """sign(NaN) is 0 in PyTorch (numpy: NaN), so abs' gradient at NaN is 0 there too."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return xp.nan_to_num(xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
 
 
 def _frac(xp, x):
@@ -210,12 +214,15 @@ UNARY = {
     "sigmoid": (lambda xp, x: 1 / (1 + xp.exp(-x)), lambda g, x, y: g * y * (1 - y), "y"),
     "reciprocal": (lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "y"),
     "erf": (_erf, lambda g, x, y: g * (2 / _SQRT_PI) * (-x * x).exp(), "x"),
-    "erfinv": (_erfinv, lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "y"),
+    # PyTorch saves x and computes erfinv again in backward (so writing into the output in place is allowed)
+    "erfinv": (_erfinv, lambda g, x, y: g * (_SQRT_PI / 2) * x.erfinv().square().exp(), "x"),
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
     "abs": (lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), "x"),
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda g, x, y: where(y > 0, g, 0.0), "y"),
+    # PyTorch's threshold_backward(grad, result, 0): a NaN result passes the gradient, and under create_graph
+    # the gradient depends on the result (with derivative 0), so it can be differentiated again
+    "relu": (lambda xp, x: xp.maximum(x, 0), lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
     "sgn": (_sign, _no_grad, ""),
     "floor": (_rounding("floor"), _no_grad, ""),
@@ -322,10 +329,10 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 class Clamp(Elementwise):
     """``min(max(x, min), max)``; the result dtype promotes over the bounds (int tensor, float bound -> float).
 
-    Gradient rule (pinned, as PyTorch 2.15 per SEMANTICS.md 1.13): the input gets the gradient only
-    strictly inside ``(min, max)``; at a boundary (x == min or x == max) and beyond it the gradient goes
-    to the bound that was selected (to nobody when the bound is a Python number). So
-    ``clamp(x, -1, 1)`` has derivative 0 at x = +-1. When min > max every element is ``max``.
+    Gradients are PyTorch's (clamp_backward, clamp_backward_min_max in derivatives.yaml): the input gets the
+    gradient where ``min <= x <= max``, boundaries included; a tensor ``min`` where ``x < min`` (and ``min < max``),
+    a tensor ``max`` where ``x > max`` or ``max < min``. So ``clamp(x, -1, 1)`` has derivative 1 at x = +-1, and
+    when min > max every element is ``max`` and only ``max`` gets the gradient. A NaN x passes nothing to x.
     """
 
     save_inputs = (0, 1, 2)
@@ -343,25 +350,22 @@ class Clamp(Elementwise):
 
     def backward(self, grad):
         x, lower, upper = self.saved_tensors
-        inside = at_upper = at_lower = None
-        if upper is not None:
-            inside = x < upper
-            at_upper = x >= upper
-            if lower is not None:
-                at_upper = at_upper | (lower >= upper)
-        if lower is not None:
-            above = x > lower
-            inside = above if inside is None else inside & above
-            at_lower = ~above if at_upper is None else ~above & ~at_upper
-        grad_x = where(inside, grad, 0.0) if self.needs_grad(0) else None
-        grad_lower = where(at_lower, grad, 0.0) if self.needs_grad(1) else None
-        grad_upper = where(at_upper, grad, 0.0) if self.needs_grad(2) else None
+        grad_x = grad_lower = grad_upper = None
+        if self.needs_grad(0):
+            inside = x >= lower if upper is None else x <= upper if lower is None else (x >= lower) & (x <= upper)
+            grad_x = where(inside, grad, 0.0)
+        if self.needs_grad(1):
+            below = x < lower if upper is None else (x < lower) & (lower < upper)
+            grad_lower = where(below, grad, 0.0)
+        if self.needs_grad(2):
+            above = x > upper if lower is None else (x > upper) | (upper < lower)
+            grad_upper = where(above, grad, 0.0)
         return grad_x, grad_lower, grad_upper
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch names
     """Limit ``input`` to ``[min, max]`` (numbers or broadcasting tensors; either may be None).
-    Gradient at the boundaries: see ``Clamp`` (0 for the input at x == min or x == max)."""
+    Gradient at the boundaries: see ``Clamp`` (the input's, 1 at x == min or x == max, as in PyTorch)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return Clamp.apply(input, min, max)
@@ -442,7 +446,8 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:
 
 
 class Atan2(Elementwise):
-    """The angle of the point (other, input); d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
+    """The angle of the point (other, input); d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2), and 0 at the
+    origin (PyTorch's atan2_backward zeroes the infinite 1 / (a^2 + b^2) there instead of giving 0 * inf = NaN)."""
 
     save_inputs = (0, 1)
 
@@ -452,7 +457,8 @@ class Atan2(Elementwise):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        scale = grad / (a * a + b * b)
+        reciprocal = (a * a + b * b).reciprocal()
+        scale = grad * where(reciprocal.isinf(), 0.0, reciprocal)
         return (scale * b if self.needs_grad(0) else None), (-scale * a if self.needs_grad(1) else None)
 
 
@@ -464,10 +470,10 @@ arctan2 = atan2
 
 
 class LogAddExp(Elementwise):
-    """``log(exp(a) + exp(b))`` without overflow; the gradients are softmax weights exp(a - out), exp(b - out)."""
+    """``log(exp(a) + exp(b))`` without overflow; the gradients are the softmax weights, written as PyTorch's
+    ``1 / (1 + exp(b - a))`` from the inputs alone (PyTorch saves no output here)."""
 
     save_inputs = (0, 1)
-    save_output = True
     base2 = False
 
     def compute(self, a, b):
@@ -475,9 +481,11 @@ class LogAddExp(Elementwise):
         return self.xp.logaddexp2(a, b) if self.base2 else self.xp.logaddexp(a, b)
 
     def backward(self, grad):
-        a, b, out = self.saved_tensors
-        weight = (lambda t: (t - out).exp2()) if self.base2 else (lambda t: (t - out).exp())
-        return (grad * weight(a) if self.needs_grad(0) else None), (grad * weight(b) if self.needs_grad(1) else None)
+        a, b = self.saved_tensors
+        power = (lambda t: t.exp2()) if self.base2 else (lambda t: t.exp())
+        grad_a = grad / (1 + power(b - a)) if self.needs_grad(0) else None
+        grad_b = grad / (1 + power(a - b)) if self.needs_grad(1) else None
+        return grad_a, grad_b
 
 
 class LogAddExp2(LogAddExp):

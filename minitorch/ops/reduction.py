@@ -399,11 +399,12 @@ class Var(Op):
     inf (or nan for 0/0), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
 
     save_inputs = (0,)
-    save_output = True
+    save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
 
     def forward(self, x, dims, correction, keepdim, take_sqrt):
         xp = self.xp
         self.input_shape, self.dims, self.keepdim, self.take_sqrt = x.shape, dims, keepdim, take_sqrt
+        self.save_output = take_sqrt
         count = math.prod(x.shape[d] for d in dims)
         self.divisor = builtins.max(count - correction, 0)
         centered = x - xp.sum(x, axis=dims, keepdims=True) / builtins.max(count, 1)
@@ -415,20 +416,21 @@ class Var(Op):
         return xp.sqrt(out) if take_sqrt else out
 
     def backward(self, grad):
-        x, out = self.saved_tensors
+        x, *out = self.saved_tensors  # out: [std], or [] for var
         shape, dims = self.input_shape, self.dims
         grad = restore_dims(grad, shape, dims, self.keepdim)
         centered = x - x.mean(dims, keepdim=True)
         scale = 1 / self.divisor if self.divisor else _INF
         if not self.take_sqrt:
             return grad * centered * (2 * scale)
-        out = restore_dims(out, shape, dims, self.keepdim)
+        out = restore_dims(out[0], shape, dims, self.keepdim)
         return _safe_divide(grad, out) * centered * scale
 
 
 def _sign(x: Tensor) -> Tensor:
-    """-1, 0 or 1 as x's dtype (a constant: its derivative is 0 almost everywhere)."""
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+    """-1, 0 or 1 as x's dtype: the sign op, as PyTorch's norm_backward uses sgn. Its derivative is 0, but it is
+    recorded, so under create_graph the gradient of norm(x, 1) still depends on x (second derivative 0)."""
+    return x.sign()
 
 
 def _safe_divide(numerator: Tensor, denominator: Tensor) -> Tensor:

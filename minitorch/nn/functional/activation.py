@@ -16,9 +16,10 @@ import warnings
 
 from ...autograd import grad_mode
 from ...ops import pointwise
-from ...ops.comparison import where
+from ...ops.comparison import depends_on, where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
+from ...ops.promotion import Elementwise
 from ...tensor import Tensor, wrap_dim
 
 _SCALAR_TYPE_NAMES = {
@@ -33,9 +34,10 @@ def scalar_type_name(dtype) -> str:
 
 
 def check_floating(name: str, input: Tensor) -> None:
-    """Float-only kernels refuse integer tensors with PyTorch's dispatch error."""
+    """Float-only kernels refuse integer tensors with PyTorch's dispatch error (a NotImplementedError, which
+    is a RuntimeError)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 _erf = UNARY["erf"][0]
@@ -75,27 +77,37 @@ def _softplus_kernel(xp, x, beta, threshold):
 
 
 def _hardswish_derivative(g, x, y):
-    middle = (x >= -3) & (x <= 3)
-    return g * ((x > 3) + middle * (x / 3 + 0.5))
+    """PyTorch's hardswish_backward: 0 up to -3, x / 3 + 1/2 strictly inside, 1 from 3 on (and at NaN)."""
+    return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
-def _abs(x: Tensor) -> Tensor:
-    return where(x < 0, -x, x)
+def _elu_derivative(g, x, negative_slope, scale, input_scale):
+    """PyTorch's elu_backward (x <= 0: the exponential branch, so a NaN takes ``scale``) and its double backward,
+    whose mask is x < 0: at x == 0 the gradient is the constant ``negative_slope`` (second derivative 0)."""
+    return where(x < 0, g * negative_slope * (x * input_scale).exp(), where(x == 0, g * negative_slope, g * scale))
 
 
-# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output
+# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None: as PyTorch, these ops
+# save only their input, so writing into an activation's output in place leaves its backward valid.
+# The derivatives are PyTorch's *_backward formulas, boundaries and NaN included (a NaN input passes the gradient
+# where PyTorch's mask is written as "zero where x is outside"). Piecewise-constant ones read x only through a
+# comparison: depends_on keeps x in their graph under create_graph (second derivative 0, as PyTorch's).
 ACTIVATIONS = {
-    "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: g * ((x > lo) & (x < hi))),
+    "hardtanh": (
+        lambda xp, x, lo, hi: xp.clip(x, lo, hi),
+        lambda g, x, y, lo, hi: depends_on(where((x <= lo) | (x >= hi), 0.0, g), x),
+    ),
     "leaky_relu": (
         lambda xp, x, slope: xp.where(x > 0, x, x * slope),
-        lambda g, x, y, slope: where(x > 0, g, g * slope),
+        lambda g, x, y, slope: depends_on(where(x > 0, g, g * slope), x),
     ),
     # elu, selu and celu: x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)
     "elu": (
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: where(x > 0, g * scale, g * input_scale * (y + alpha * scale)),
+        lambda g, x, y, alpha, scale, input_scale: _elu_derivative(g, x, input_scale * alpha * scale, scale,
+                                                                    input_scale),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
@@ -111,20 +123,23 @@ ACTIVATIONS = {
         lambda g, x, y, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
     ),
     "logsigmoid": (lambda xp, x: -xp.logaddexp(0, -x), lambda g, x, y: g * (-x).sigmoid()),
-    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + _abs(x)) * (1 + _abs(x)))),
-    "hardsigmoid": (lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1), lambda g, x, y: g * ((x > -3) & (x < 3)) / 6),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + x.abs()) * (1 + x.abs()))),
+    "hardsigmoid": (
+        lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1),
+        lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x),
+    ),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
         lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
-        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "softshrink": (
         lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
-        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "threshold": (
         lambda xp, x, threshold, value: xp.where(x > threshold, x, value).astype(x.dtype, copy=False),
-        lambda g, x, y, threshold, value: g * (x > threshold),
+        lambda g, x, y, threshold, value: depends_on(where(x <= threshold, 0.0, g), x),
     ),
 }
 
@@ -134,20 +149,20 @@ def _mish_derivative(x: Tensor) -> Tensor:
     return tsp + x * x.sigmoid() * (1 - tsp * tsp)
 
 
-class Activation(Op):
-    """Base of the table's ops: ``kernel`` and ``derivative`` come from ``ACTIVATIONS``."""
+class Activation(Elementwise):
+    """Base of the table's ops: ``kernel`` and ``derivative`` come from ``ACTIVATIONS`` (Elementwise: the
+    kernels run with numpy's floating-point warnings off, as PyTorch never warns)."""
 
     save_inputs = (0,)
-    save_output = True
     kernel = derivative = None
 
-    def forward(self, x, *params):
+    def compute(self, x, *params):
         self.params = params
         return type(self).kernel(self.xp, x, *params)
 
     def backward(self, grad):
-        x, y = self.saved_tensors
-        return type(self).derivative(grad, x, y, *self.params)
+        (x,) = self.saved_tensors
+        return type(self).derivative(grad, x, None, *self.params)
 
 
 OPS = {
@@ -164,7 +179,7 @@ class Gelu(Activation):
     kernel, derivative = staticmethod(_gelu_kernel), staticmethod(_gelu_derivative)
     cdf = None
 
-    def forward(self, x, approximate):
+    def compute(self, x, approximate):
         self.params = (approximate,)
         if approximate == "tanh":
             return _gelu_kernel(self.xp, x, approximate)
@@ -314,7 +329,25 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
     elif n == 1:
         weight = weight.reshape(())
-    return where(input > 0, input, weight * input)
+    return Prelu.apply(input, weight)
+
+
+class Prelu(Elementwise):
+    """``x`` where ``x > 0``, else ``weight * x`` (``weight`` broadcasts; the engine sums its gradient back).
+    As PyTorch's _prelu_kernel_backward, the input's gradient reads x through a comparison: depends_on keeps x
+    in its graph under create_graph."""
+
+    save_inputs = (0, 1)
+
+    def compute(self, x, weight):
+        return self.xp.where(x > 0, x, weight * x)
+
+    def backward(self, grad):
+        x, weight = self.saved_tensors
+        positive = x > 0
+        grad_x = depends_on(where(positive, grad, grad * weight), x) if self.needs_grad(0) else None
+        grad_weight = where(positive, 0.0, grad * x) if self.needs_grad(1) else None
+        return grad_x, grad_weight
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -326,7 +359,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     from ...random import rand
 
     slope = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
-    return where(input >= 0, input, input * slope)
+    return Prelu.apply(input, slope)  # PyTorch's rrelu_with_noise: the slope applies for x <= 0
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -393,8 +426,9 @@ def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> 
         dim = _softmax_dim(name, input.dim(), stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    check_floating(name, input)
     dim = wrap_dim(dim, input.dim())
+    check_floating(f"{name}_lastdim_kernel_impl" if dim == input.dim() - 1 or input.dim() == 0 else
+                   f"{name}_kernel_impl", input)
     if input.dim() == 0:
         return op.apply(input.reshape(1), 0).reshape(())
     return op.apply(input, dim)
@@ -420,16 +454,21 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return softmax(-input, dim)
 
 
-def _tensor_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
-    return softmax(self, dim, dtype=dtype)
+def _dim_required(function):
+    """``torch.softmax`` / ``Tensor.softmax`` (and log_softmax): the functional form with ``dim`` required."""
+
+    def with_dim(input: Tensor, dim: int, dtype=None) -> Tensor:
+        return function(input, dim, dtype=dtype)
+
+    with_dim.__name__ = with_dim.__qualname__ = function.__name__
+    with_dim.__doc__ = f"``F.{function.__name__}`` along ``dim`` (required); ``dtype`` casts the input first."
+    return with_dim
 
 
-def _tensor_log_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
-    return log_softmax(self, dim, dtype=dtype)
-
-
-Tensor.softmax = _tensor_softmax
-Tensor.log_softmax = _tensor_log_softmax
+# torch.softmax(input, dim, dtype=None) and torch.log_softmax: re-exported by the minitorch namespace
+torch_softmax, torch_log_softmax = _dim_required(softmax), _dim_required(log_softmax)
+Tensor.softmax = torch_softmax
+Tensor.log_softmax = torch_log_softmax
 
 __all__ = [
     "threshold", "relu", "hardtanh", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",

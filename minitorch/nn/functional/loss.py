@@ -15,8 +15,9 @@ from ... import _dtype
 from ...autograd import grad_mode
 from ...ops.comparison import where
 from ...ops.op import Op
+from ...ops.pointwise import clamp_min
 from ...tensor import Tensor
-from .activation import Softmax, check_floating, log_softmax, logsigmoid, relu, scalar_type_name, softplus
+from .activation import Softmax, check_floating, log_softmax, logsigmoid, scalar_type_name, softplus
 from .normalization import _vector_norm
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -454,7 +455,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
             f"{input1.shape}, input2: {input2.shape}, target: {target.shape} "
         )
-    return _reduce(relu(-target * (input1 - input2) + margin), reduction)
+    return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
@@ -462,7 +463,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
     reduction = _reduction(size_average, reduce, reduction)
     zero = input.new_zeros(())
-    loss = where(target != 1, relu(margin - input), zero) + where(target != -1, input, zero)
+    loss = where(target != 1, clamp_min(margin - input, 0), zero) + where(target != -1, input, zero)
     return _reduce(loss, reduction)
 
 
@@ -493,7 +494,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     norms = (((input1 * input1).sum(dim) + epsilon) * ((input2 * input2).sum(dim) + epsilon)).sqrt()
     cos = dot / norms
     zero = cos.new_zeros(())
-    loss = where(target == 1, 1 - cos, zero) + where(target == -1, relu(cos - margin), zero)
+    loss = where(target == 1, 1 - cos, zero) + where(target == -1, clamp_min(cos - margin, 0), zero)
     return _reduce(loss, reduction)
 
 
@@ -513,7 +514,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     if swap:
         d_swap = pairwise_distance(positive, negative, p, eps)
         d_negative = where(d_swap < d_negative, d_swap, d_negative)
-    return _reduce(relu(margin + d_positive - d_negative), reduction)
+    return _reduce(clamp_min(margin + d_positive - d_negative, 0), reduction)
 
 
 # distances ----------------------------------------------------------------------------------

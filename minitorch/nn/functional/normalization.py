@@ -20,17 +20,18 @@ _EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64"
 class Normalize(Op):
     """``y = (x - mean) * rstd`` with ``rstd = 1 / sqrt(var + eps)`` (biased variance) over ``dims``.
 
-    Gradient: ``rstd * (g - mean(g) - y * mean(g * y))``. Without create_graph it uses the rstd
-    array kept from forward; with create_graph it recomputes rstd from ``x`` in Tensor ops so the
-    second derivative is exact. ``stats``, when a list, receives the batch ``(mean, var)`` arrays
-    (for running statistics) at no extra cost."""
+    Gradient: ``rstd * (g - mean(g) - y * mean(g * y))``, with ``y`` computed again from ``x``: as
+    PyTorch's native norms, only the input is saved, so writing into the output in place leaves backward
+    valid. Without create_graph it uses the mean and rstd arrays kept from forward; with create_graph it
+    recomputes them from ``x`` in Tensor ops so the second derivative is exact. ``stats``, when a list,
+    receives the batch ``(mean, var)`` arrays (for running statistics) at no extra cost."""
 
     save_inputs = (0,)
-    save_output = True
+    mean = rstd = None
 
     def forward(self, x, dims, eps, stats=None):
         self.dims, self.eps = dims, eps
-        mean = x.mean(axis=dims, keepdims=True)
+        self.mean = mean = x.mean(axis=dims, keepdims=True)
         centered = x - mean
         var = (centered * centered).mean(axis=dims, keepdims=True)
         self.rstd = 1 / self.xp.sqrt(var + eps)
@@ -40,14 +41,19 @@ class Normalize(Op):
         return centered
 
     def backward(self, grad):
-        x, y = self.saved_tensors
+        (x,) = self.saved_tensors
         dims = self.dims
         if grad_mode.is_grad_enabled():
             centered = x - x.mean(dims, keepdim=True)
             rstd = ((centered * centered).mean(dims, keepdim=True) + self.eps).rsqrt()
         else:
-            rstd = self.constant(self.rstd)
+            centered, rstd = x - self.constant(self.mean), self.constant(self.rstd)
+        y = centered * rstd
         return rstd * (grad - grad.mean(dims, keepdim=True) - y * (grad * y).mean(dims, keepdim=True))
+
+    def release_saved(self) -> None:
+        super().release_saved()
+        self.mean = self.rstd = None
 
 
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None) -> Tensor:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from ...ops.comparison import depends_on
 from ...ops.op import Op
 from ...tensor import Tensor
 from .conv import WindowGeometry, col2im, padded, windows
@@ -98,7 +99,10 @@ def flat_positions(xp, coords: list, in_size: tuple):
 
 class MaxPool(Op):
     """The maximum of each window and, as a second (integer) output, its flat position in the input plane.
-    A window whose real elements are all -inf reports its first real element, as PyTorch does."""
+    A window whose real elements are all -inf reports its first real element, as PyTorch does. The input is
+    saved, as PyTorch's max_pool*_with_indices_backward takes it: under create_graph the gradient depends on it."""
+
+    save_inputs = (0,)
 
     def forward(self, x, plan):
         xp = self.xp
@@ -113,7 +117,9 @@ class MaxPool(Op):
         return values, indices
 
     def backward(self, grad, grad_indices=None):
-        return MaxPoolBackward.apply(grad, self.constant(self.indices), self.input_shape, self.overlapping)
+        (x,) = self.saved_tensors
+        grad_x = MaxPoolBackward.apply(grad, self.constant(self.indices), self.input_shape, self.overlapping)
+        return depends_on(grad_x, x)
 
 
 class MaxPoolBackward(Op):
