@@ -29,7 +29,8 @@ def reduction_dims(dim, ndim: int) -> tuple:
     if ndim == 0:  # a 0-d tensor accepts dim 0 / -1, and there is nothing to reduce
         return ()
     if len(wrapped) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        repeated = next(d for d in wrapped if [wrap_dim(e, ndim) for e in dims].count(d) > 1)
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return wrapped
 
 
@@ -56,9 +57,11 @@ def _int64(op: Op):
 
 
 def _check_nonempty(name: str, shape: tuple, dims: tuple) -> None:
+    """Reductions without an identity (max, argmax, median, ...) refuse an empty reduced dim: IndexError, as
+    in PyTorch."""
     for d in dims:
         if shape[d] == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _on_0d(fn, input: Tensor, *args):
@@ -335,6 +338,14 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
 
 
 def _extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if input.numel() == 0 and (dim is None or (isinstance(dim, (tuple, list)) and not dim)):
+        if name == "aminmax":
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+            f"dim with the 'dim' argument."
+        )
     dims = reduction_dims(dim, input.dim())
     _check_nonempty(name, input.shape, dims)
     return Extremum.apply(input, dims, keepdim, largest)
@@ -373,7 +384,7 @@ class ArgExtremum(Op):
 def _arg_extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         return ArgExtremum.apply(input.detach(), None, keepdim, largest)
     if input.dim() == 0:
         wrap_dim(dim, 0)
