@@ -171,7 +171,8 @@ def int_list(op: str, name: str, args, keyword=None) -> tuple:
         if isinstance(args[0], (tuple, list)):
             args = args[0]
         elif not hasattr(args[0], "__index__"):
-            raise TypeError(f"{op}(): argument '{name}' (position 1) must be tuple of ints, not {type(args[0]).__name__}")
+            kind = type(args[0]).__name__
+            raise TypeError(f"{op}(): argument '{name}' (position 1) must be tuple of ints, not {kind}")
     try:
         return tuple(map(operator.index, args))
     except TypeError:
