@@ -69,8 +69,13 @@ def test_cat_skips_legacy_empty(device):
 
 def test_cat_errors(device):
     a, b = torch.zeros(2, 3, device=device), torch.zeros(2, 4, device=device)
-    with pytest.raises(RuntimeError, match="expected a non-empty list of Tensors"):
+    with pytest.raises(ValueError, match=r"torch.cat\(\): expected a non-empty list of Tensors"):
         torch.cat([])
+    with pytest.raises(ValueError, match=r"torch.cat\(\): expected a non-empty list of Tensors"):
+        torch.concatenate(())
+    for op in ("stack", "hstack", "vstack", "dstack", "column_stack"):
+        with pytest.raises(RuntimeError, match=f"{op} expects a non-empty TensorList"):
+            getattr(torch, op)([])
     with pytest.raises(RuntimeError, match=r"Sizes of tensors must match except in dimension 0. Expected size 3 but got "
                                            r"size 4 for tensor number 1 in the list. \(shapes \[2, 3\], \[2, 4\]\)"):
         torch.cat([a, b])

@@ -18,9 +18,15 @@ from .views import int_list
 
 
 def _tensor_list(op: str, tensors) -> list:
+    """The tensors of a non-empty TensorList argument. An empty list is PyTorch's error: ValueError for cat
+    (its Python binding checks), RuntimeError "expects a non-empty TensorList" for the others."""
     if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
+    if not tensors:
+        if op == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
@@ -55,8 +61,6 @@ def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing ``dim``; the result has their promoted dtype. As in PyTorch,
     1-D empty tensors are skipped whatever their neighbours' shapes."""
     tensors = _tensor_list("cat", tensors)
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     keep = [not (t.dim() == 1 and t._array.shape[0] == 0) for t in tensors]
     if not any(keep):
         keep = [True] * len(tensors)
@@ -88,8 +92,6 @@ concat = concatenate = cat
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new ``dim``."""
     tensors = _tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._array.shape
     for i, t in enumerate(tensors):
         if t._array.shape != shape:
