@@ -42,6 +42,21 @@ def _shape(size, name: str = "size") -> tuple:
     return tuple(shape)
 
 
+def check_allocation(name: str, shape: tuple, dtype, backend) -> None:
+    """Refuse a size the device cannot hold before asking the backend for it (RuntimeError, as PyTorch's
+    allocator): beyond int64 bytes, "Storage size calculation overflowed"; beyond the device's memory,
+    "can't allocate memory"."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes >= 2**63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    limit = backend.memory_limit()
+    if limit is not None and nbytes > limit:
+        raise RuntimeError(
+            f"{name}(): can't allocate memory: you tried to allocate {nbytes} bytes (size {list(shape)}, "
+            f"{dtype}) but the {backend.device_type} device has {limit} bytes"
+        )
+
+
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
@@ -263,7 +278,9 @@ def _wrap_shared(array, backend, dev) -> Tensor:
 def _factory(make, size, dtype, device, requires_grad, name):
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
-    return _finish(from_array(make(backend, _shape(size, name), dtype), backend, dev), requires_grad)
+    shape = _shape(size, name)
+    check_allocation(name, shape, dtype, backend)
+    return _finish(from_array(make(backend, shape, dtype), backend, dev), requires_grad)
 
 
 def empty(*size,
@@ -360,11 +377,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
     backend, dev = _backend_and_device(device)
     xp = backend.xp
+    count = max(0, -((start - end) // step) if integral else math.ceil((end - start) / step))
+    check_allocation("arange", (count,), _dtype.int64 if integral else _dtype.float64, backend)
     if integral:
-        count = max(0, -((start - end) // step))
         array = xp.arange(count, dtype=backend.array_dtype(_dtype.int64)) * step + start
     else:
-        count = max(0, math.ceil((end - start) / step))
         array = xp.arange(count, dtype=backend.array_dtype(_dtype.float64)) * step + start
     return _finish(from_array(array.astype(backend.array_dtype(dtype)), backend, dev), requires_grad)
 
@@ -396,6 +413,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
     compute = dtype if dtype.is_floating_point else _dtype.float64
+    check_allocation("linspace", (steps,), compute, backend)
     array = _linear_values(backend, start, end, steps, compute).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 
@@ -407,6 +425,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     start, end = float(_scalar(start)), float(_scalar(end))
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
+    check_allocation("logspace", (steps,), _dtype.float64, backend)
     exponents = _linear_values(backend, start, end, steps, _dtype.float64)
     array = backend.xp.power(float(base), exponents).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
@@ -421,6 +440,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
+    check_allocation("eye", (n, m), dtype, backend)
     array = backend.xp.eye(n, m, dtype=backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 

@@ -122,6 +122,42 @@ def test_size_arguments(device):
         torch.ones(2, -1)
 
 
+# absurd sizes are refused before anything is allocated: RuntimeError, as PyTorch's allocator ---------
+
+
+@pytest.mark.parametrize("make", [
+    lambda size: torch.empty(size),
+    lambda size: torch.zeros(size),
+    lambda size: torch.ones(size),
+    lambda size: torch.full((size,), 1.0),
+    lambda size: torch.randn(size),
+    lambda size: torch.rand(size),
+    lambda size: torch.randint(3, (size,)),
+    lambda size: torch.ones(1).new_zeros(size),
+])
+def test_factories_refuse_absurd_sizes(make):
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[4611686018427387904\]"):
+        make(2**62)  # 2**62 elements of 4 or 8 bytes do not fit in int64 bytes
+    with pytest.raises(RuntimeError, match=r"can't allocate memory: you tried to allocate \d+ bytes"):
+        make(2**50)  # fits in int64, not in any machine's memory
+
+
+def test_absurd_sizes_other_factories():
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[1099511627776, 1073741824\]"):
+        torch.ones(2**40, 2**30)
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[2147483648, 2147483648\]"):
+        torch.eye(2**31)
+    with pytest.raises(RuntimeError, match=r"arange\(\): can't allocate memory"):
+        torch.arange(2**50)
+    for make in (lambda: torch.linspace(0, 1, 2**50), lambda: torch.randperm(2**50)):
+        with pytest.raises(RuntimeError, match=r"can't allocate memory"):
+            make()
+    # the meta device holds no data: only the int64 overflow applies
+    assert torch.empty(2**60, device="meta").shape == (2**60,)
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        torch.empty(2**61, device="meta")
+
+
 def test_zeros_ones_full_eye_values(device):
     assert torch.zeros(2, 2, device=device).tolist() == [[0.0, 0.0], [0.0, 0.0]]
     assert torch.ones(3, dtype=torch.int32, device=device).tolist() == [1, 1, 1]
