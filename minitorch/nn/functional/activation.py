@@ -14,22 +14,13 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
 from ...ops.comparison import where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
 from ...tensor import Tensor, wrap_dim
-
-_SCALAR_TYPE_NAMES = {
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int8": "Char",
-    "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-}
-
-
-def scalar_type_name(dtype) -> str:
-    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its kernel errors spell it."""
-    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def check_floating(name: str, input: Tensor) -> None:
