@@ -195,8 +195,16 @@ def test_nll_loss_values_and_errors(device):
         F.nll_loss(t(logp, device), t([0, 1, 2], device))
     with pytest.raises(IndexError, match="Target 3 is out of bounds."):
         F.nll_loss(t(logp, device), t([0, 1, 2, 3], device))
-    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+    # class-index targets are int64 or uint8 (PyTorch's "Long or Byte"); a float target of class indices
+    # (not probabilities: not input's shape) and an int32 target are refused, naming the dtype
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
         F.cross_entropy(t(logp, device), t([0.0, 1.0, 2.0, 0.0], device))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
+        F.nll_loss(t(logp, device), t(target, device).to(torch.int32))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Bool"):
+        F.nll_loss(t(logp, device), t(target, device) > 0)
+    assert F.nll_loss(t(logp, device), t(target, device).to(torch.uint8)).item() == pytest.approx(
+        F.nll_loss(t(logp, device), t(target, device)).item())
     with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 3 classes"):
         F.cross_entropy(t(logp, device), t(target, device), weight=t([1.0, 2.0], device))
     with pytest.raises(RuntimeError, match=r"Expected target size \[4, 2\], got \[4, 3\]"):

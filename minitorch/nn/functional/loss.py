@@ -230,8 +230,8 @@ def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
     elif input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
         expected = [input.shape[0]] + list(input.shape[2:])
         raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
-    if target.dtype.is_floating_point or target.dtype is _dtype.bool:
-        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(target.dtype)}")
+    if target.dtype not in (_dtype.int64, _dtype.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(target.dtype)}")
 
 
 def _check_class_weight(input: Tensor, weight: Tensor | None) -> None:
