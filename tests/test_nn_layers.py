@@ -713,3 +713,16 @@ def test_optional_tensor_arguments_and_numbers_where_pytorch_takes_them():
     assert F.batch_norm(x, None, None, training=True).shape == (2, 3)
     assert torch.add(2, x).tolist() == [[3.0] * 3] * 2 and torch.pow(2, x).tolist() == [[2.0] * 3] * 2
     assert F.relu.__name__ == "relu" and "max(0, x)" in F.relu.__doc__  # the checked form keeps name and docs
+
+
+def test_warnings_point_at_the_callers_line():
+    """The checked entry points add a frame; warnings still name the user's line, called directly, through a
+    module or through a Tensor method."""
+    x = torch.ones(2, 3)
+    calls = [lambda: F.softmax(x), lambda: nn.Softmax()(x), lambda: F.kl_div(x, x),
+             lambda: torch.var(torch.ones(1)), lambda: torch.ones(1).var(), lambda: F.mse_loss(x, torch.ones(3))]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert len(caught) == 1 and caught[0].filename == __file__, (caught[0].filename, str(caught[0].message))

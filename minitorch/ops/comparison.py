@@ -107,7 +107,7 @@ def _check_integral(ufunc: str, x) -> None:
     kind = "float" if type(x) is float else x.dtype.kind
     if kind in ("f", "float"):
         name = "Float" if type(x) is float else _TYPE_NAMES.get(str(x.dtype), str(x.dtype))
-        raise RuntimeError(f'"{ufunc}_cpu" not implemented for \'{name}\'')
+        raise NotImplementedError(f'"{ufunc}_cpu" not implemented for \'{name}\'')
 
 
 def _bitwise(name: str, ufunc: str, doc: str):

@@ -175,7 +175,7 @@ def _sign(xp, x):
 
 def _frac(xp, x):
     if x.dtype.kind != "f":
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{x.dtype}'")
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{x.dtype}'")
     return x - xp.trunc(x)
 
 

@@ -14,6 +14,7 @@ import warnings
 
 from .. import _dtype, return_types
 from ..tensor import Tensor, wrap_dim
+from .arguments import user_stacklevel
 from .op import Op
 from .promotion import as_float, broadcast_dims
 
@@ -466,7 +467,7 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
             "(input numel divided by output numel).",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return dims, keepdim, correction
 

@@ -17,6 +17,7 @@ import warnings
 from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
+from ...ops.arguments import user_stacklevel
 from ...ops.comparison import where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
@@ -26,7 +27,7 @@ from ...tensor import Tensor, wrap_dim
 def check_floating(name: str, input: Tensor) -> None:
     """Float-only kernels refuse integer tensors with PyTorch's dispatch error."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 _erf = UNARY["erf"][0]
@@ -370,18 +371,18 @@ class LogSoftmax(Op):
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
 
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+def _softmax_dim(name: str, ndim: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
         UserWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> Tensor:
+def _softmax_like(op, name: str, input: Tensor, dim, dtype) -> Tensor:
     if dim is None:
-        dim = _softmax_dim(name, input.dim(), stacklevel)
+        dim = _softmax_dim(name, input.dim())
     if dtype is not None:
         input = input.to(dtype)
     check_floating(name, input)
@@ -393,19 +394,20 @@ def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so large inputs do not overflow;
-    ``dtype`` casts the input first."""
-    return _softmax_like(Softmax, "softmax", input, dim, _stacklevel + 1, dtype)
+    ``dtype`` casts the input first. (``_stacklevel`` is accepted for PyTorch's signature; the implicit-dim
+    warning always points at the caller outside minitorch.)"""
+    return _softmax_like(Softmax, "softmax", input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed directly (never takes the log of a rounded-to-0 softmax)."""
-    return _softmax_like(LogSoftmax, "log_softmax", input, dim, _stacklevel + 1, dtype)
+    return _softmax_like(LogSoftmax, "log_softmax", input, dim, dtype)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-x)`` along ``dim``."""
     if dim is None:
-        dim = _softmax_dim("softmin", input.dim(), _stacklevel + 1)
+        dim = _softmax_dim("softmin", input.dim())
     if dtype is not None:
         input = input.to(dtype)
     return softmax(-input, dim)

@@ -13,6 +13,7 @@ import warnings
 
 from ... import _dtype
 from ...autograd import grad_mode
+from ...ops.arguments import user_stacklevel
 from ...ops.comparison import where
 from ...ops.op import Op
 from ...tensor import Tensor
@@ -31,7 +32,7 @@ def _legacy_reduction(size_average, reduce) -> str:
     reduce = True if reduce is None else reduce
     result = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{result}' instead.",
-                  stacklevel=3)
+                  stacklevel=user_stacklevel())
     return result
 
 
@@ -56,7 +57,7 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). This will "
             "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -395,7 +396,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
             "reduction: 'mean' divides the total loss by both the batch size and the support size."
             "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
             "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if log_target:
         loss = target.exp() * (target - input)
