@@ -173,5 +173,6 @@ _SCALAR_TYPE_NAMES = {
 
 
 def scalar_type_name(dtype) -> str:
-    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its kernel errors spell it."""
+    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its kernel errors spell it (a minitorch dtype, or a
+    backend array's dtype of the same name)."""
     return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)

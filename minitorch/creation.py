@@ -8,6 +8,7 @@ source when they can, so writes through either side show in the other (the seeds
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import warnings
 
@@ -180,6 +181,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         except (ValueError, TypeError) as exc:
             message = _ragged_message(data) if isinstance(data, (list, tuple)) else None
             raise ValueError(message or f"tensor(): could not convert {type(data).__name__}: {exc}") from None
+        if array.dtype.kind == "O":  # a None, a dict, an object among the numbers
+            odd = next(x for x in array.flat if not isinstance(x, numbers.Number))
+            raise RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
         if array.dtype.kind not in "biuf":
             raise TypeError(f"tensor(): can't convert data of type {array.dtype} (expected numbers or bools)")
     else:

@@ -396,3 +396,11 @@ def test_poisson(device):
     rates = torch.full((3000,), 4.0, device=device)
     draws = torch.poisson(rates)
     assert draws.dtype is torch.float32 and 3.7 < float(draws.mean()) < 4.3
+
+
+
+@pytest.mark.parametrize("data, kind", [(None, "NoneType"), ([1.0, None], "NoneType"), ({1: 2}, "dict"),
+                                        ([[1], [object()]], "object")])
+def test_tensor_of_non_numbers(data, kind):
+    with pytest.raises(RuntimeError, match=f"Could not infer dtype of {kind}"):
+        torch.tensor(data)

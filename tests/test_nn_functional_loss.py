@@ -347,3 +347,16 @@ def test_margin_losses_gradcheck():
     assert gradcheck(lambda a, b: F.triplet_margin_loss(a, b, 2 * b - a, swap=True), (x1, x2))
     assert gradcheck(lambda a, b: F.multilabel_soft_margin_loss(a, b.sigmoid()), (x1, x2))
     assert gradcheck(lambda a: F.poisson_nll_loss(a, x2.detach().abs(), full=True), (x1,))
+
+
+
+def test_regression_losses_refuse_integer_inputs():
+    """PyTorch has no integer kernel for these losses: NotImplementedError naming it; kl_div its own error.
+    One floating operand promotes and works."""
+    i = torch.ones(3, dtype=torch.int64)
+    for loss, kernel in ((F.mse_loss, "mse_cpu"), (F.smooth_l1_loss, "smooth_l1_cpu"), (F.huber_loss, "huber_cpu")):
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Long'"):
+            loss(i, i)
+    assert F.mse_loss(i, torch.ones(3)).item() == 0.0
+    with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported."):
+        F.kl_div(torch.ones(3), i, reduction="sum")

@@ -183,3 +183,5 @@ def test_errors(device):
         x.sort(2)
     with pytest.raises(IndexError, match="median\\(\\): Expected reduction dim 1 to have non-zero size"):
         torch.zeros(2, 0, device=device).median(1)
+    with pytest.raises(IndexError, match="kthvalue\\(\\): Expected reduction dim 0 to have non-zero size"):
+        torch.zeros(0, device=device).kthvalue(1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ... import _dtype
 from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
@@ -204,12 +205,14 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``input`` clipped to ``[min_val, max_val]``; the gradient is 0 outside that range."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return _apply("hardtanh", input, min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)``."""
-    return _apply("hardtanh", input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

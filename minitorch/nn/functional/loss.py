@@ -64,9 +64,16 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
 # regression ---------------------------------------------------------------------------------
 
 
+def _check_regression_dtypes(kernel: str, input: Tensor, target: Tensor) -> None:
+    """An integer input and target have no kernel (PyTorch's dispatch error); one floating operand promotes."""
+    if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``, reduced."""
     reduction = _reduction(size_average, reduce, reduction)
+    _check_regression_dtypes("mse_cpu", input, target)
     _warn_size(input, target)
     diff = input - target
     return _reduce(diff * diff, reduction)
@@ -83,6 +90,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``)."""
     reduction = _reduction(size_average, reduce, reduction)
+    _check_regression_dtypes("smooth_l1_cpu", input, target)
     _warn_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -96,6 +104,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """``0.5 * d^2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)`` (``d = input - target``)."""
     reduction = _reduction(None, None, reduction)
+    _check_regression_dtypes("huber_cpu", input, target)
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got delta={delta}.")
@@ -387,6 +396,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
            log_target: bool = False) -> Tensor:
     """``target * (log(target) - input)`` for log-probabilities ``input`` (0 where target is 0);
     with ``log_target``, ``exp(target) * (target - input)``. ``batchmean`` divides the sum by the batch size."""
+    if not input.dtype.is_floating_point or not target.dtype.is_floating_point:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction not in _REDUCTIONS + ("batchmean",):
