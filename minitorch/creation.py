@@ -164,8 +164,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         return _finish(result, requires_grad)
     backend, dev = _backend_and_device(device)
     cpu = backend_for(CPU)
-    if isinstance(data, str) or (isinstance(data, (list, tuple)) and _has_strings(data)):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__ if isinstance(data, str) else 'str'}'")
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(data, (list, tuple)) and _has_strings(data):
+        first = data
+        while isinstance(first, (list, tuple)) and first:
+            first = first[0]
+        if isinstance(first, str):  # PyTorch takes a leading string for one more dimension of the nesting
+            raise ValueError("too many dimensions 'str'")
+        raise TypeError("new(): invalid data type 'str'")
     target = dtype
     if isinstance(data, (list, tuple)):
         typed: list = []

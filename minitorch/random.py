@@ -151,9 +151,11 @@ def _wrap(array, gen: Generator, dtype, requires_grad: bool) -> Tensor:
 
 
 def _float_dtype(name: str, dtype) -> _dtype.dtype:
+    """Floating draws refuse an integer dtype: NotImplementedError, as PyTorch's missing-kernel error."""
     dtype = dtype or _dtype.get_default_dtype()
     if not dtype.is_floating_point:
-        raise RuntimeError(f"{name}(): expected a floating point dtype, got {dtype}")
+        raise NotImplementedError(f"{name}(): expected a floating point dtype, got {dtype} (no "
+                                  f"'{_dtype.scalar_type_name(dtype)}' kernel)")
     return dtype
 
 

@@ -75,7 +75,13 @@ def test_ragged_lists_raise_value_error(data, message):
 
 def test_tensor_rejects_bad_data():
     with pytest.raises(TypeError, match="invalid data type 'str'"):
+        torch.tensor("a")
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        torch.tensor([1, "a"])
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):  # PyTorch's error for a leading string
         torch.tensor(["a", "b"])
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):
+        torch.as_tensor([["a"]])
     with pytest.raises(ValueError, match="only one element tensors"):
         torch.tensor([torch.tensor([1, 2]), torch.tensor([3, 4])])
 
@@ -308,8 +314,9 @@ def test_rand_range_dtypes_and_shapes(device):
     assert torch.rand(2, 3, dtype=torch.float64, device=device).dtype is torch.float64
     assert torch.rand((2, 3), device=device).shape == (2, 3)
     assert float(torch.rand(100, dtype=torch.float16, device=device).max()) < 1
-    with pytest.raises(RuntimeError, match="floating point dtype"):
-        torch.rand(2, dtype=torch.int64)
+    for draw in (torch.rand, torch.randn):  # PyTorch: no integer kernel, NotImplementedError
+        with pytest.raises(NotImplementedError, match="expected a floating point dtype, got torch.int64"):
+            draw(2, dtype=torch.int64)
     z = np.asarray(torch.randn(4000, device=device).tolist())
     assert abs(z.mean()) < 0.1 and 0.9 < z.std() < 1.1
 
@@ -404,3 +411,11 @@ def test_poisson(device):
 def test_tensor_of_non_numbers(data, kind):
     with pytest.raises(RuntimeError, match=f"Could not infer dtype of {kind}"):
         torch.tensor(data)
+
+
+
+@pytest.mark.parametrize("like", [torch.zeros_like, torch.ones_like, torch.empty_like, torch.rand_like,
+                                  torch.randn_like, lambda data: torch.full_like(data, 1.0)])
+def test_like_factories_refuse_non_tensors(like):
+    with pytest.raises(TypeError, match=r"_like\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+        like([1.0, 2.0])
