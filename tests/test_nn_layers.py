@@ -726,3 +726,25 @@ def test_warnings_point_at_the_callers_line():
             warnings.simplefilter("always")
             call()
         assert len(caught) == 1 and caught[0].filename == __file__, (caught[0].filename, str(caught[0].message))
+
+
+def test_tensor_inputs_reads_string_and_evaluated_annotations():
+    from minitorch.ops.arguments import tensor_inputs
+
+    def evaluated(input: torch.Tensor, weight: torch.Tensor | None = None, *, other: torch.Tensor | None = None):
+        return input
+
+    def strings(input: "Tensor", weight: "Tensor | None" = None, *, other: "Tensor"):  # noqa: F821
+        return input
+
+    x = torch.ones(1)
+    for function in (tensor_inputs(evaluated), tensor_inputs(strings, "alias")):
+        with pytest.raises(TypeError, match=r"\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+            function([1.0], other=x)
+        with pytest.raises(TypeError, match=r"argument 'weight' \(position 2\) must be Tensor, not int"):
+            function(x, 3, other=x)
+        assert function(x, None, other=x) is x
+    with pytest.raises(TypeError, match=r"alias\(\): argument 'other' must be Tensor, not float"):
+        tensor_inputs(strings, "alias")(x, other=1.0)
+    plain = tensor_inputs(lambda a, b=1: a)  # nothing to check: the function itself
+    assert plain(5) == 5 and plain.__name__ == "<lambda>"

@@ -19,6 +19,9 @@ from ..tensor import Tensor
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../minitorch/
 _MISSING = object()
 _KEYWORD_ONLY = 1 << 30  # a position no call reaches
+# annotations as strings (modules with ``from __future__ import annotations``) or evaluated
+_TENSOR = ("Tensor", Tensor)
+_OPTIONAL_TENSOR = ("Tensor | None", "Optional[Tensor]", Tensor | None)
 
 
 def type_name(value) -> str:
@@ -34,9 +37,9 @@ def tensor_inputs(fn, name: str | None = None):
     for position, p in enumerate(inspect.signature(fn).parameters.values()):
         if p.kind is p.VAR_POSITIONAL:  # positions after *args are not the parameters'
             break
-        if p.annotation in ("Tensor", "Tensor | None"):
+        if p.annotation in _TENSOR or p.annotation in _OPTIONAL_TENSOR:
             keyword_only = p.kind is p.KEYWORD_ONLY
-            checks.append((_KEYWORD_ONLY if keyword_only else position, p.name, p.annotation != "Tensor"))
+            checks.append((_KEYWORD_ONLY if keyword_only else position, p.name, p.annotation in _OPTIONAL_TENSOR))
     if not checks:
         return fn
     name = name or fn.__name__
