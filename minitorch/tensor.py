@@ -67,6 +67,7 @@ _SCALAR_OF_GRAD_WARNING = (
     "Consider using tensor.detach() first."
 )
 
+
 class Tensor:
     """A multi-dimensional array on a device that can record the ops applied to it."""
 
