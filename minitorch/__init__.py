@@ -67,9 +67,13 @@ del FloatTensor, DoubleTensor, LongTensor
 
 __version__ = "0.1.0"
 
+from . import creation as _creation  # noqa: E402
+from . import ops as _ops  # noqa: E402
+from . import random as _random  # noqa: E402
 from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: E402
 from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
+from .ops.arguments import checked_namespace as _checked_namespace  # noqa: E402
 from .quantization import (  # noqa: E402
     dequantize,
     fake_quantize_per_channel_affine,
@@ -85,5 +89,9 @@ from .quantization import (  # noqa: E402
 )
 from .sparse import sparse_coo_tensor  # noqa: E402
 
+# torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
+_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.indexing,
+                               _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views, _creation,
+                               _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
-del _out
+del _out, _checked_namespace

@@ -27,6 +27,8 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative (got {type}, {index})")
         if kind not in ("cpu", "cuda", "meta") and not _is_registered(kind):
             raise RuntimeError(
                 f"Expected one of cpu, cuda, meta or a registered backend device type "

@@ -164,3 +164,15 @@ def result_type_of(operands) -> dtype:
     if result is None:
         raise TypeError("result_type: expected at least one operand")
     return result
+
+
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int8": "Char",
+    "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def scalar_type_name(dtype) -> str:
+    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its kernel errors spell it (a minitorch dtype, or a
+    backend array's dtype of the same name)."""
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)

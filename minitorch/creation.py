@@ -8,6 +8,7 @@ source when they can, so writes through either side show in the other (the seeds
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import warnings
 
@@ -40,6 +41,21 @@ def _shape(size, name: str = "size") -> tuple:
     if any(n < 0 for n in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
     return tuple(shape)
+
+
+def check_allocation(name: str, shape: tuple, dtype, backend) -> None:
+    """Refuse a size the device cannot hold before asking the backend for it (RuntimeError, as PyTorch's
+    allocator): beyond int64 bytes, "Storage size calculation overflowed"; beyond the device's memory,
+    "can't allocate memory"."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes >= 2**63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    limit = backend.memory_limit()
+    if limit is not None and nbytes > limit:
+        raise RuntimeError(
+            f"{name}(): can't allocate memory: you tried to allocate {nbytes} bytes (size {list(shape)}, "
+            f"{dtype}) but the {backend.device_type} device has {limit} bytes"
+        )
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -148,8 +164,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         return _finish(result, requires_grad)
     backend, dev = _backend_and_device(device)
     cpu = backend_for(CPU)
-    if isinstance(data, str) or (isinstance(data, (list, tuple)) and _has_strings(data)):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__ if isinstance(data, str) else 'str'}'")
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(data, (list, tuple)) and _has_strings(data):
+        first = data
+        while isinstance(first, (list, tuple)) and first:
+            first = first[0]
+        if isinstance(first, str):  # PyTorch takes a leading string for one more dimension of the nesting
+            raise ValueError("too many dimensions 'str'")
+        raise TypeError("new(): invalid data type 'str'")
     target = dtype
     if isinstance(data, (list, tuple)):
         typed: list = []
@@ -165,6 +188,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         except (ValueError, TypeError) as exc:
             message = _ragged_message(data) if isinstance(data, (list, tuple)) else None
             raise ValueError(message or f"tensor(): could not convert {type(data).__name__}: {exc}") from None
+        if array.dtype.kind == "O":  # a None, a dict, an object among the numbers
+            odd = next(x for x in array.flat if not isinstance(x, numbers.Number))
+            raise RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
         if array.dtype.kind not in "biuf":
             raise TypeError(f"tensor(): can't convert data of type {array.dtype} (expected numbers or bools)")
     else:
@@ -263,7 +289,9 @@ def _wrap_shared(array, backend, dev) -> Tensor:
 def _factory(make, size, dtype, device, requires_grad, name):
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
-    return _finish(from_array(make(backend, _shape(size, name), dtype), backend, dev), requires_grad)
+    shape = _shape(size, name)
+    check_allocation(name, shape, dtype, backend)
+    return _finish(from_array(make(backend, shape, dtype), backend, dev), requires_grad)
 
 
 def empty(*size,
@@ -360,11 +388,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
     backend, dev = _backend_and_device(device)
     xp = backend.xp
+    count = max(0, -((start - end) // step) if integral else math.ceil((end - start) / step))
+    check_allocation("arange", (count,), _dtype.int64 if integral else _dtype.float64, backend)
     if integral:
-        count = max(0, -((start - end) // step))
         array = xp.arange(count, dtype=backend.array_dtype(_dtype.int64)) * step + start
     else:
-        count = max(0, math.ceil((end - start) / step))
         array = xp.arange(count, dtype=backend.array_dtype(_dtype.float64)) * step + start
     return _finish(from_array(array.astype(backend.array_dtype(dtype)), backend, dev), requires_grad)
 
@@ -396,6 +424,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
     compute = dtype if dtype.is_floating_point else _dtype.float64
+    check_allocation("linspace", (steps,), compute, backend)
     array = _linear_values(backend, start, end, steps, compute).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 
@@ -407,6 +436,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     start, end = float(_scalar(start)), float(_scalar(end))
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
+    check_allocation("logspace", (steps,), _dtype.float64, backend)
     exponents = _linear_values(backend, start, end, steps, _dtype.float64)
     array = backend.xp.power(float(base), exponents).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
@@ -421,6 +451,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
+    check_allocation("eye", (n, m), dtype, backend)
     array = backend.xp.eye(n, m, dtype=backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 

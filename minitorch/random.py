@@ -13,7 +13,7 @@ import secrets
 from . import _dtype
 from ._device import CPU, as_device
 from .backends import backend_for
-from .creation import _shape
+from .creation import _shape, check_allocation
 from .ops.promotion import broadcast_shapes
 from .tensor import Tensor, from_array
 
@@ -181,9 +181,11 @@ def _wrap(array, gen: Generator, dtype, requires_grad: bool) -> Tensor:
 
 
 def _float_dtype(name: str, dtype) -> _dtype.dtype:
+    """Floating draws refuse an integer dtype: NotImplementedError, as PyTorch's missing-kernel error."""
     dtype = dtype or _dtype.get_default_dtype()
     if not dtype.is_floating_point:
-        raise RuntimeError(f"{name}(): expected a floating point dtype, got {dtype}")
+        raise NotImplementedError(f"{name}(): expected a floating point dtype, got {dtype} (no "
+                                  f"'{_dtype.scalar_type_name(dtype)}' kernel)")
     return dtype
 
 
@@ -192,6 +194,13 @@ def _uniform(gen: Generator, shape, dtype):
     array = gen._rng.random(size=shape).astype(gen.backend.array_dtype(dtype), copy=False)
     below_one = _BELOW_ONE.get(dtype.name)
     return array if below_one is None else gen.backend.xp.minimum(array, below_one)
+
+
+def _draw_shape(name: str, size, gen: Generator, dtype) -> tuple:
+    """The shape of a draw of ``dtype``, checked against the device's memory before drawing."""
+    shape = _shape(size, name)
+    check_allocation(name, shape, dtype, gen.backend)
+    return shape
 
 
 def _has_data(gen_or_tensor) -> bool:
@@ -203,14 +212,14 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, la
     """Uniform on [0, 1)."""
     dtype = _float_dtype("rand", dtype)
     gen = _generator(generator, device)
-    return _wrap(_uniform(gen, _shape(size, "rand"), dtype), gen, dtype, requires_grad)
+    return _wrap(_uniform(gen, _draw_shape("rand", size, gen, dtype), dtype), gen, dtype, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
     """Standard normal."""
     dtype = _float_dtype("randn", dtype)
     gen = _generator(generator, device)
-    return _wrap(gen._rng.standard_normal(size=_shape(size, "randn")), gen, dtype, requires_grad)
+    return _wrap(gen._rng.standard_normal(size=_draw_shape("randn", size, gen, dtype)), gen, dtype, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -227,7 +236,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dtype = dtype or _dtype.int64
     gen = _generator(generator, device)
-    shape = _shape((size,), "randint")
+    shape = _draw_shape("randint", (size,), gen, dtype)
     return _wrap(gen._rng.integers(low, high, size=shape), gen, dtype, requires_grad)
 
 
@@ -237,6 +246,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     gen = _generator(generator, device)
+    check_allocation("randperm", (n,), _dtype.int64, gen.backend)
     rng = gen._rng
     array = rng.permutation(n) if hasattr(rng, "permutation") else gen.backend.xp.argsort(rng.random(size=(n,)))
     return _wrap(array, gen, dtype or _dtype.int64, requires_grad)
@@ -284,7 +294,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         dtype = _float_dtype("normal", dtype)
         gen = _generator(generator, device)
-        z = gen._rng.standard_normal(size=_shape((size,), "normal"))
+        z = gen._rng.standard_normal(size=_draw_shape("normal", (size,), gen, dtype))
         return _wrap(z * float(std) + float(mean), gen, dtype, requires_grad)
     first = tensors[0]
     dtype = _float_dtype("normal", first.dtype if len(tensors) == 1 else _dtype.promote_types(mean.dtype, std.dtype))

@@ -60,6 +60,13 @@ class AutogradMeta:
         self.name = None
 
 
+# float(t) / complex(t) of a tensor that requires grad (PyTorch's warning; int(), bool() and item() are silent)
+_SCALAR_OF_GRAD_WARNING = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first."
+)
+
+
 class Tensor:
     """A multi-dimensional array on a device that can record the ops applied to it."""
 
@@ -304,11 +311,20 @@ class Tensor:
     def __dlpack_device__(self):
         return self._array.__dlpack_device__()
 
+    def _python_scalar(self):
+        """The one element for float()/int()/complex(); PyTorch raises ValueError here (item() raises
+        RuntimeError)."""
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        if self.requires_grad:
+            warnings.warn(_SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __index__(self) -> int:
         if self._storage.dtype.is_floating_point or self.numel() != 1:
@@ -317,11 +333,16 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if self.numel() == 0 else 'more than one value'} is "
+                f"ambiguous"
+            )
         return bool(self.item())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        if self.requires_grad:
+            warnings.warn(_SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return complex(self._python_scalar())
 
     __hash__ = object.__hash__
 

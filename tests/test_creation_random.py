@@ -76,7 +76,13 @@ def test_ragged_lists_raise_value_error(data, message):
 
 def test_tensor_rejects_bad_data():
     with pytest.raises(TypeError, match="invalid data type 'str'"):
+        torch.tensor("a")
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        torch.tensor([1, "a"])
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):  # PyTorch's error for a leading string
         torch.tensor(["a", "b"])
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):
+        torch.as_tensor([["a"]])
     with pytest.raises(ValueError, match="only one element tensors"):
         torch.tensor([torch.tensor([1, 2]), torch.tensor([3, 4])])
 
@@ -121,6 +127,42 @@ def test_size_arguments(device):
         torch.zeros(2.5)
     with pytest.raises(RuntimeError, match="negative dimension -1"):
         torch.ones(2, -1)
+
+
+# absurd sizes are refused before anything is allocated: RuntimeError, as PyTorch's allocator ---------
+
+
+@pytest.mark.parametrize("make", [
+    lambda size: torch.empty(size),
+    lambda size: torch.zeros(size),
+    lambda size: torch.ones(size),
+    lambda size: torch.full((size,), 1.0),
+    lambda size: torch.randn(size),
+    lambda size: torch.rand(size),
+    lambda size: torch.randint(3, (size,)),
+    lambda size: torch.ones(1).new_zeros(size),
+])
+def test_factories_refuse_absurd_sizes(make):
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[4611686018427387904\]"):
+        make(2**62)  # 2**62 elements of 4 or 8 bytes do not fit in int64 bytes
+    with pytest.raises(RuntimeError, match=r"can't allocate memory: you tried to allocate \d+ bytes"):
+        make(2**50)  # fits in int64, not in any machine's memory
+
+
+def test_absurd_sizes_other_factories():
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[1099511627776, 1073741824\]"):
+        torch.ones(2**40, 2**30)
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[2147483648, 2147483648\]"):
+        torch.eye(2**31)
+    with pytest.raises(RuntimeError, match=r"arange\(\): can't allocate memory"):
+        torch.arange(2**50)
+    for make in (lambda: torch.linspace(0, 1, 2**50), lambda: torch.randperm(2**50)):
+        with pytest.raises(RuntimeError, match=r"can't allocate memory"):
+            make()
+    # the meta device holds no data: only the int64 overflow applies
+    assert torch.empty(2**60, device="meta").shape == (2**60,)
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        torch.empty(2**61, device="meta")
 
 
 def test_zeros_ones_full_eye_values(device):
@@ -324,8 +366,9 @@ def test_rand_range_dtypes_and_shapes(device):
     assert torch.rand(2, 3, dtype=torch.float64, device=device).dtype is torch.float64
     assert torch.rand((2, 3), device=device).shape == (2, 3)
     assert float(torch.rand(100, dtype=torch.float16, device=device).max()) < 1
-    with pytest.raises(RuntimeError, match="floating point dtype"):
-        torch.rand(2, dtype=torch.int64)
+    for draw in (torch.rand, torch.randn):  # PyTorch: no integer kernel, NotImplementedError
+        with pytest.raises(NotImplementedError, match="expected a floating point dtype, got torch.int64"):
+            draw(2, dtype=torch.int64)
     z = np.asarray(torch.randn(4000, device=device).tolist())
     assert abs(z.mean()) < 0.1 and 0.9 < z.std() < 1.1
 
@@ -412,3 +455,19 @@ def test_poisson(device):
     rates = torch.full((3000,), 4.0, device=device)
     draws = torch.poisson(rates)
     assert draws.dtype is torch.float32 and 3.7 < float(draws.mean()) < 4.3
+
+
+
+@pytest.mark.parametrize("data, kind", [(None, "NoneType"), ([1.0, None], "NoneType"), ({1: 2}, "dict"),
+                                        ([[1], [object()]], "object")])
+def test_tensor_of_non_numbers(data, kind):
+    with pytest.raises(RuntimeError, match=f"Could not infer dtype of {kind}"):
+        torch.tensor(data)
+
+
+
+@pytest.mark.parametrize("like", [torch.zeros_like, torch.ones_like, torch.empty_like, torch.rand_like,
+                                  torch.randn_like, lambda data: torch.full_like(data, 1.0)])
+def test_like_factories_refuse_non_tensors(like):
+    with pytest.raises(TypeError, match=r"_like\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+        like([1.0, 2.0])

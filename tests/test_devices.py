@@ -95,3 +95,11 @@ def test_factories_accept_device_objects_and_strings(device):
     for t in (torch.zeros(2, device=dev), torch.zeros(2, device=device), torch.tensor([1], device=dev),
               torch.arange(3, device=dev), torch.rand(2, device=dev)):
         assert t.device.type == dev.type
+
+
+
+def test_negative_device_index_is_refused():
+    with pytest.raises(RuntimeError, match="Device index must not be negative"):
+        torch.device("cuda", -1)
+    with pytest.raises(RuntimeError, match="Invalid device string: 'cuda:-1'"):
+        torch.device("cuda:-1")

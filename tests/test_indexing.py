@@ -249,8 +249,10 @@ def test_gather_scatter_errors(device):
         x.gather(1, torch.tensor([[-1]], device=device))
     with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 1 with size 3"):
         x.scatter_add(1, torch.tensor([[3]], device=device), torch.ones(1, 1, device=device))
-    with pytest.raises(RuntimeError, match="Expected dtype int64 for index"):
-        x.gather(1, torch.tensor([[0]], dtype=torch.int32, device=device))
+    with pytest.raises(RuntimeError, match=r"gather\(\): Expected dtype int32/int64 for index"):
+        x.gather(1, torch.tensor([[0]], dtype=torch.int16, device=device))
+    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected dtype int32/int64 for index"):
+        x.scatter(1, torch.tensor([[0.0]], device=device), 1.0)
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as input tensor"):
         x.gather(1, torch.tensor([0], device=device))
     with pytest.raises(RuntimeError, match=r"Size does not match at dimension 0 expected index \[3, 1\]"):
@@ -583,3 +585,41 @@ def test_setitem_with_leading_ones_is_differentiable():
     check(basic, b, torch.randn(1, 2, 1, dtype=torch.float64, requires_grad=True))
     check(advanced, b, torch.randn(1, 1, 4, dtype=torch.float64, requires_grad=True))
     check(advanced, b, torch.randn(1, 2, 4, dtype=torch.float64, requires_grad=True))
+
+
+def test_int32_indices_where_pytorch_takes_them(device):
+    """gather, scatter, scatter_add, scatter_reduce, index_select, index_add, embedding and x[index] take int32
+    indices as well as int64 (values from PyTorch); take_along_dim, take, put, index_copy and index_fill take
+    int64 only, and no op takes int16."""
+    x = torch.arange(6.0, dtype=torch.float64, device=device).reshape(2, 3).requires_grad_()
+    i32 = torch.tensor([[0], [2]], dtype=torch.int32, device=device)
+    picked = x.gather(1, i32)
+    assert picked.tolist() == [[0.0], [5.0]]
+    picked.sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    zeros = torch.zeros(2, 3, device=device)
+    assert zeros.scatter(1, i32, 1.0).tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert zeros.scatter_add(1, i32, torch.ones(2, 1, device=device)).tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert zeros.scatter_reduce(1, i32, torch.full((2, 1), 2.0, device=device), "sum").tolist() == [
+        [2.0, 0.0, 0.0], [0.0, 0.0, 2.0]]
+    row = torch.tensor([1, 0], dtype=torch.int32, device=device)
+    assert x.detach().index_select(1, row).tolist() == [[1.0, 0.0], [4.0, 3.0]]
+    assert x.detach()[row].tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]]
+    assert zeros.index_add(1, row, torch.ones(2, 2, device=device)).tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]
+    with pytest.raises(RuntimeError, match=r"torch.take_along_dim\(\): dtype of indices should be Long but got Int"):
+        torch.take_along_dim(x, i32, 1)
+    for call in (lambda: x.detach().take(row), lambda: zeros.put(row, torch.ones(2, device=device)),
+                 lambda: zeros.index_copy(1, row, torch.ones(2, 2, device=device))):
+        with pytest.raises(RuntimeError, match="Expected a long tensor for index, but got Int"):
+            call()
+    with pytest.raises(IndexError, match=r"index_fill\(\): Expected a long tensor for index"):
+        zeros.index_fill(1, row, 1.0)
+    i16 = row.to(torch.int16)
+    with pytest.raises(RuntimeError, match=r"index_select\(\): Expected dtype int32 or int64 for index"):
+        x.index_select(1, i16)
+    with pytest.raises(RuntimeError, match=r"index_add\(\): Expected dtype int32 or int64 for index"):
+        zeros.index_add(1, i16, torch.ones(2, 2, device=device))
+    with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
+        x[i16]
+    with pytest.raises(RuntimeError, match=r"but got torch.ShortTensor instead \(while checking arguments for embedding"):
+        torch.nn.functional.embedding(i16, x)

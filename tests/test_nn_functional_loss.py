@@ -195,8 +195,16 @@ def test_nll_loss_values_and_errors(device):
         F.nll_loss(t(logp, device), t([0, 1, 2], device))
     with pytest.raises(IndexError, match="Target 3 is out of bounds."):
         F.nll_loss(t(logp, device), t([0, 1, 2, 3], device))
-    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+    # class-index targets are int64 or uint8 (PyTorch's "Long or Byte"); a float target of class indices
+    # (not probabilities: not input's shape) and an int32 target are refused, naming the dtype
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
         F.cross_entropy(t(logp, device), t([0.0, 1.0, 2.0, 0.0], device))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
+        F.nll_loss(t(logp, device), t(target, device).to(torch.int32))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Bool"):
+        F.nll_loss(t(logp, device), t(target, device) > 0)
+    assert F.nll_loss(t(logp, device), t(target, device).to(torch.uint8)).item() == pytest.approx(
+        F.nll_loss(t(logp, device), t(target, device)).item())
     with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 3 classes"):
         F.cross_entropy(t(logp, device), t(target, device), weight=t([1.0, 2.0], device))
     with pytest.raises(RuntimeError, match=r"Expected target size \[4, 2\], got \[4, 3\]"):
@@ -339,3 +347,16 @@ def test_margin_losses_gradcheck():
     assert gradcheck(lambda a, b: F.triplet_margin_loss(a, b, 2 * b - a, swap=True), (x1, x2))
     assert gradcheck(lambda a, b: F.multilabel_soft_margin_loss(a, b.sigmoid()), (x1, x2))
     assert gradcheck(lambda a: F.poisson_nll_loss(a, x2.detach().abs(), full=True), (x1,))
+
+
+
+def test_regression_losses_refuse_integer_inputs():
+    """PyTorch has no integer kernel for these losses: NotImplementedError naming it; kl_div its own error.
+    One floating operand promotes and works."""
+    i = torch.ones(3, dtype=torch.int64)
+    for loss, kernel in ((F.mse_loss, "mse_cpu"), (F.smooth_l1_loss, "smooth_l1_cpu"), (F.huber_loss, "huber_cpu")):
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Long'"):
+            loss(i, i)
+    assert F.mse_loss(i, torch.ones(3)).item() == 0.0
+    with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported."):
+        F.kl_div(torch.ones(3), i, reduction="sum")

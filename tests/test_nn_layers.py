@@ -677,3 +677,74 @@ def test_small_cnn_trains_one_step(batch):
     for layer in layers:
         for name, p in layer.named_parameters():
             assert p.grad is not None and p.grad.shape == p.shape, (layer, name)
+
+
+# non-Tensor inputs: PyTorch's TypeError naming the function and the argument, at the functional entry point ---
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: nn.Linear(3, 2)(np.ones((2, 3), dtype=np.float32)),
+     r"linear\(\): argument 'input' \(position 1\) must be Tensor, not numpy.ndarray"),
+    (lambda: nn.Conv2d(1, 1, 1)(np.ones((1, 1, 2, 2), dtype=np.float32)),
+     r"conv2d\(\): argument 'input' \(position 1\) must be Tensor, not numpy.ndarray"),
+    (lambda: nn.ReLU()([1.0, -1.0]), r"relu\(\): argument 'input' \(position 1\) must be Tensor, not list"),
+    (lambda: nn.MSELoss()(torch.ones(2), np.ones(2)),
+     r"mse_loss\(\): argument 'target' \(position 2\) must be Tensor, not numpy.ndarray"),
+    (lambda: F.softmax(np.ones(3), 0), r"softmax\(\): argument 'input' \(position 1\) must be Tensor"),
+    (lambda: F.linear(torch.ones(2, 3), torch.ones(2, 3), bias=[1.0, 2.0]),
+     r"linear\(\): argument 'bias' \(position 3\) must be Tensor, not list"),
+    (lambda: F.cross_entropy(torch.ones(2, 3), target=[0, 1]),
+     r"cross_entropy\(\): argument 'target' \(position 2\) must be Tensor, not list"),
+    (lambda: torch.relu([1.0]), r"relu\(\): argument 'input' \(position 1\) must be Tensor, not list"),
+    (lambda: torch.sum(np.ones(2)), r"sum\(\): argument 'input' \(position 1\) must be Tensor, not numpy.ndarray"),
+    (lambda: torch.matmul(np.ones((2, 2)), torch.ones(2, 2)), r"matmul\(\): argument 'input' \(position 1\)"),
+    (lambda: torch.add(np.ones(2), torch.ones(2)), r"add\(\): argument 'input' \(position 1\) must be Tensor"),
+    (lambda: torch.less_equal(1.0, torch.ones(2)), r"less_equal\(\): argument 'input' \(position 1\)"),
+    (lambda: torch.exp(2.0), r"exp\(\): argument 'input' \(position 1\) must be Tensor, not float"),
+])
+def test_non_tensor_inputs_raise_type_error(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_optional_tensor_arguments_and_numbers_where_pytorch_takes_them():
+    x = torch.ones(2, 3)
+    assert F.linear(x, torch.ones(4, 3), None).shape == (2, 4)  # Tensor | None
+    assert F.batch_norm(x, None, None, training=True).shape == (2, 3)
+    assert torch.add(2, x).tolist() == [[3.0] * 3] * 2 and torch.pow(2, x).tolist() == [[2.0] * 3] * 2
+    assert F.relu.__name__ == "relu" and "max(0, x)" in F.relu.__doc__  # the checked form keeps name and docs
+
+
+def test_warnings_point_at_the_callers_line():
+    """The checked entry points add a frame; warnings still name the user's line, called directly, through a
+    module or through a Tensor method."""
+    x = torch.ones(2, 3)
+    calls = [lambda: F.softmax(x), lambda: nn.Softmax()(x), lambda: F.kl_div(x, x),
+             lambda: torch.var(torch.ones(1)), lambda: torch.ones(1).var(), lambda: F.mse_loss(x, torch.ones(3))]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert len(caught) == 1 and caught[0].filename == __file__, (caught[0].filename, str(caught[0].message))
+
+
+def test_tensor_inputs_reads_string_and_evaluated_annotations():
+    from minitorch.ops.arguments import tensor_inputs
+
+    def evaluated(input: torch.Tensor, weight: torch.Tensor | None = None, *, other: torch.Tensor | None = None):
+        return input
+
+    def strings(input: "Tensor", weight: "Tensor | None" = None, *, other: "Tensor"):  # noqa: F821
+        return input
+
+    x = torch.ones(1)
+    for function in (tensor_inputs(evaluated), tensor_inputs(strings, "alias")):
+        with pytest.raises(TypeError, match=r"\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+            function([1.0], other=x)
+        with pytest.raises(TypeError, match=r"argument 'weight' \(position 2\) must be Tensor, not int"):
+            function(x, 3, other=x)
+        assert function(x, None, other=x) is x
+    with pytest.raises(TypeError, match=r"alias\(\): argument 'other' must be Tensor, not float"):
+        tensor_inputs(strings, "alias")(x, other=1.0)
+    plain = tensor_inputs(lambda a, b=1: a)  # nothing to check: the function itself
+    assert plain(5) == 5 and plain.__name__ == "<lambda>"

@@ -453,3 +453,31 @@ def test_meta_device_shapes():
     assert out.shape == (2, 4, 3) and out.dtype == torch.float64
     assert torch.clamp(a, 0, 1).shape == (2, 1, 3)
     assert torch.exp(torch.ones(3, dtype=torch.int64, device="meta")).dtype == torch.float32
+
+
+
+def test_dtype_errors_as_in_pytorch(device):
+    """relu/hardtanh refuse bool, abs refuses bool, frac and lerp refuse integers, ~ refuses floats: PyTorch's
+    exception types and messages (NotImplementedError for a missing dtype kernel)."""
+    b = torch.ones(2, dtype=torch.bool, device=device)
+    i = torch.ones(2, dtype=torch.int64, device=device)
+    x = torch.ones(2, device=device)
+    for call in (lambda: torch.relu(b), lambda: b.relu(), lambda: torch.nn.functional.relu(b)):
+        with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+            call()
+    for call in (lambda: torch.nn.functional.hardtanh(b), lambda: torch.nn.functional.relu6(b)):
+        with pytest.raises(RuntimeError, match="Bool inputs not supported for hardtanh"):
+            call()
+    with pytest.raises(NotImplementedError, match="\"abs_cpu\" not implemented for 'Bool'"):
+        b.abs()
+    with pytest.raises(NotImplementedError, match="\"frac_cpu\" not implemented for 'Long'"):
+        i.frac()
+    with pytest.raises(NotImplementedError, match="\"lerp_kernel_scalar\" not implemented for 'Long'"):
+        torch.lerp(i, i, 0.5)
+    with pytest.raises(RuntimeError, match="expected dtype torch.float32 for `end` but got dtype torch.int64"):
+        torch.lerp(x, i, 0.5)
+    with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented on integer and Boolean-type"):
+        ~x
+    with pytest.raises(NotImplementedError, match="\"invert_cpu\" not implemented for 'Float'"):
+        x.bitwise_not()
+    assert (~b).tolist() == [False, False] and torch.relu(i).tolist() == [1, 1]

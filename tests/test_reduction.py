@@ -315,13 +315,29 @@ def test_errors(device):
     empty = torch.zeros(0, 3, device=device)
     with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0"):
         empty.max()
-    with pytest.raises(RuntimeError, match=r"min\(\): Expected reduction dim 0 to have non-zero size"):
+    with pytest.raises(IndexError, match=r"min\(\): Expected reduction dim 0 to have non-zero size"):
         empty.min(0)
     assert empty.max(1).values.shape == (0,)
-    with pytest.raises(RuntimeError, match=r"argmax\(\): Expected reduction dim to be specified"):
+    # PyTorch: IndexError for argmax/argmin without a dim and for an empty reduced dim; RuntimeError for
+    # max/min/amax/amin without a dim
+    with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim to be specified for input.numel\(\) == 0"):
         empty.argmax()
-    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size"):
+    with pytest.raises(IndexError, match=r"argmin\(\): Expected reduction dim to be specified"):
+        torch.zeros(0, device=device).argmin()
+    with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.argmax(0)
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim to be specified for input.numel\(\) == 0. "
+                                           r"Specify the reduction dim with the 'dim' argument."):
         empty.amax()
+    with pytest.raises(RuntimeError, match=r"amin\(\): Expected reduction dim to be specified"):
+        empty.amin()
+    with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.amax(0)
+    assert empty.amax(1).shape == (0,)
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim to be specified"):
+        empty.amax(())
+    with pytest.raises(RuntimeError, match=r"aminmax\(\): cannot compute aminmax over an empty dimension"):
+        empty.aminmax()
     ints = torch.tensor([1, 2], device=device)
     with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
         ints.mean()
@@ -333,7 +349,7 @@ def test_errors(device):
         torch.ones(2, 2, device=device).prod((0, 1))
     with pytest.raises(IndexError, match="Dimension out of range"):
         torch.ones(2, device=device).sum(2)
-    with pytest.raises(RuntimeError, match="appears multiple times"):
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
         torch.ones(2, 2, device=device).amax((0, -2))
 
 

@@ -69,8 +69,13 @@ def test_cat_skips_legacy_empty(device):
 
 def test_cat_errors(device):
     a, b = torch.zeros(2, 3, device=device), torch.zeros(2, 4, device=device)
-    with pytest.raises(RuntimeError, match="expected a non-empty list of Tensors"):
+    with pytest.raises(ValueError, match=r"torch.cat\(\): expected a non-empty list of Tensors"):
         torch.cat([])
+    with pytest.raises(ValueError, match=r"torch.cat\(\): expected a non-empty list of Tensors"):
+        torch.concatenate(())
+    for op in ("stack", "hstack", "vstack", "dstack", "column_stack"):
+        with pytest.raises(RuntimeError, match=f"{op} expects a non-empty TensorList"):
+            getattr(torch, op)([])
     with pytest.raises(RuntimeError, match=r"Sizes of tensors must match except in dimension 0. Expected size 3 but got "
                                            r"size 4 for tensor number 1 in the list. \(shapes \[2, 3\], \[2, 4\]\)"):
         torch.cat([a, b])
@@ -113,7 +118,7 @@ def test_stack_family_matches_numpy(device):
 def test_repeat_and_tile_random(x, data):
     extra = data.draw(st.integers(0, 1))
     reps = tuple(data.draw(st.lists(st.integers(0, 3), min_size=x.dim() + extra, max_size=x.dim() + extra)))
-    out = x.repeat(*reps)
+    out = x.repeat(reps)  # x.repeat(*()) is a TypeError in PyTorch
     np.testing.assert_array_equal(arr(out), np.tile(arr(x), reps))
     assert out.data_ptr() != x.data_ptr() or out.numel() == 0
     check(lambda x: x.repeat(reps), x)
@@ -289,3 +294,45 @@ def test_cartesian_prod(device):
     assert torch.cartesian_prod(a) is a
     with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 1\]"):
         torch.cartesian_prod(a, torch.zeros(2, 1, device=device))
+
+
+# int-list arguments (dims, sizes): varargs, one sequence or keyword, as PyTorch's IntArrayRef ---------------
+
+
+def test_int_list_arguments_accept_varargs_sequence_and_keyword():
+    x = torch.arange(6.0).reshape(2, 3)
+    flipped = [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]]
+    assert x.flip(0, 1).tolist() == flipped
+    assert torch.flip(x, 0, 1).tolist() == flipped
+    assert x.flip([0, 1]).tolist() == x.flip(dims=(0, 1)).tolist() == flipped
+    assert x.flip([]).tolist() == x.tolist()
+    assert x.tile(2, 1).shape == x.tile((2, 1)).shape == x.tile(dims=(2, 1)).shape == (4, 3)
+    assert x.tile(2).shape == (2, 6)
+    assert x.broadcast_to(2, 2, 3).shape == x.broadcast_to(size=(2, 2, 3)).shape == (2, 2, 3)
+    assert x.view(size=(3, 2)).shape == x.reshape(shape=(3, 2)).shape == (3, 2)
+    assert x.expand(size=(2, 2, 3)).shape == (2, 2, 3)
+    assert x.permute(dims=(1, 0)).shape == (3, 2)
+    assert x.view(torch.tensor(3), 2).shape == (3, 2)  # 0-dim integer tensors are ints
+
+
+def test_int_list_argument_errors():
+    x = torch.ones(2, 3)
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        x.flip(0, 0)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        x.flip(1, -1)
+    with pytest.raises(TypeError, match=r"flip\(\) missing 1 required positional arguments: \"dims\""):
+        x.flip()
+    with pytest.raises(TypeError, match=r"flip\(\) got multiple values for argument 'dims'"):
+        x.flip(0, dims=1)
+    with pytest.raises(TypeError, match=r"flip\(\): argument 'dims' \(position 1\) must be tuple of ints, not float"):
+        x.flip(0.5)
+    with pytest.raises(TypeError, match=r"reshape\(\): argument 'shape' \(position 1\) must be tuple of ints, but found "
+                                        r"element of type float at pos 0"):
+        x.reshape((2.0, 3))
+    with pytest.raises(TypeError, match=r"view\(\): argument 'size'.* element of type float at pos 0"):
+        x.view(2.0, 3)  # never truncated to 2
+    with pytest.raises(TypeError, match=r"tile\(\): argument 'dims'.* element of type float at pos 0"):
+        x.tile((2.0,))
+    with pytest.raises(TypeError, match=r"repeat\(\) missing 1 required positional arguments: \"repeats\""):
+        torch.tensor(1.0).repeat()

@@ -4,6 +4,7 @@ runtime helpers (threads, utils.benchmark.Timer)."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -108,6 +109,32 @@ def test_item_tolist_and_python_conversions():
     assert [1, 2, 3][torch.tensor(1)] == 2
     with pytest.raises(TypeError):
         [1, 2][torch.tensor(1.0)]
+
+
+def test_python_scalar_conversion_errors_and_warning():
+    """PyTorch: float()/int()/complex() of a tensor that is not one element raise ValueError (item() raises
+    RuntimeError); bool() names the empty case; float() and complex() of a tensor requiring grad warn."""
+    for convert in (float, int, complex):
+        for t in (torch.ones(2), torch.ones(0), torch.ones(2, 2, requires_grad=True)):
+            with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # float() of a grad tensor warns first, as in PyTorch
+                convert(t)
+    with pytest.raises(RuntimeError, match="a Tensor with 0 elements cannot be converted to Scalar"):
+        torch.ones(0).item()
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        bool(torch.ones(0))
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        bool(torch.ones(2))
+    leaf = torch.ones(1, requires_grad=True)
+    for convert in (float, complex):
+        for t in (leaf, leaf * 2):
+            with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a scalar may lead "
+                                                 "to unexpected behavior.\nConsider using tensor.detach"):
+                assert convert(t) == convert(t.detach())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(leaf) == 1 and bool(leaf) and leaf.item() == 1.0 and float(leaf.detach()) == 1.0
 
 
 def test_torch_rand_lesson_shapes():

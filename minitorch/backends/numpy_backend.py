@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._device import CPU
@@ -16,6 +18,14 @@ class NumpyBackend(ArrayBackend):
 
     def normalize(self, dev):
         return CPU
+
+    def memory_limit(self) -> int | None:
+        """The machine's physical memory (with overcommit, a larger np.empty may "succeed" and the
+        process be killed when it is touched)."""
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):  # no sysconf (Windows)
+            return None
 
     def as_strided(self, buffer, size, stride, offset):
         itemsize = buffer.itemsize

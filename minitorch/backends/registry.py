@@ -42,6 +42,11 @@ class Backend:
     def data_ptr(self, array) -> int:
         raise NotImplementedError
 
+    def memory_limit(self) -> int | None:
+        """The most bytes one tensor may take on this device (None: no limit known). Factories check
+        against it before allocating, so an absurd size is an error, never a swapping machine."""
+        return None
+
 
 _registry: dict[str, Backend] = {}
 _factories: dict[str, Any] = {}

@@ -9,8 +9,10 @@ to its dtype, so no rule here knows about broadcasting. Either operand may be a 
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..tensor import Tensor
+from .arguments import type_name
 from .comparison import where
 from .promotion import Elementwise, promote
 
@@ -257,21 +259,20 @@ class Neg(Elementwise):
 
 # functions -------------------------------------------------------------------------------------
 def _need_tensor(name: str, input, other) -> None:
-    """Python numbers are accepted in either position (PyTorch wraps them), but one must be a Tensor."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(
-            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
-        )
+    """Python numbers are accepted in either position (PyTorch wraps them), but one must be a Tensor; a
+    non-Tensor ``input`` must be a number (not a numpy array or a list)."""
+    if not isinstance(other, Tensor) or not isinstance(input, numbers.Number):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
 
 
-def add(input: Tensor, other, *, alpha=1) -> Tensor:
+def add(input: Tensor | float, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
     if not isinstance(input, Tensor):
         _need_tensor("add", input, other)
     return Add.apply(input, other, alpha=alpha)
 
 
-def sub(input: Tensor, other, *, alpha=1) -> Tensor:
+def sub(input: Tensor | float, other, *, alpha=1) -> Tensor:
     """``input - alpha * other``; refuses bool tensors as PyTorch does."""
     if not isinstance(input, Tensor):
         _need_tensor("sub", input, other)
@@ -283,13 +284,13 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
 
-def mul(input: Tensor, other) -> Tensor:
+def mul(input: Tensor | float, other) -> Tensor:
     if not isinstance(input, Tensor):
         _need_tensor("mul", input, other)
     return Mul.apply(input, other)
 
 
-def div(input: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
+def div(input: Tensor | float, other, *, rounding_mode: str | None = None) -> Tensor:
     """True division (integers give the default float dtype), or rounded with 'floor' / 'trunc'."""
     if not isinstance(input, Tensor):
         _need_tensor("div", input, other)
@@ -305,21 +306,21 @@ def floor_divide(input: Tensor, other) -> Tensor:
     return div(input, other, rounding_mode="floor")
 
 
-def remainder(input: Tensor, other) -> Tensor:
+def remainder(input: Tensor | float, other) -> Tensor:
     """Python's ``%``: the result takes the divisor's sign."""
     if not isinstance(input, Tensor):
         _need_tensor("remainder", input, other)
     return Remainder.apply(input, other)
 
 
-def fmod(input: Tensor, other) -> Tensor:
+def fmod(input: Tensor | float, other) -> Tensor:
     """C's fmod: the result takes the dividend's sign."""
     if not isinstance(input, Tensor):
         _need_tensor("fmod", input, other)
     return Fmod.apply(input, other)
 
 
-def pow(input: Tensor, exponent) -> Tensor:  # noqa: A001 - torch.pow
+def pow(input: Tensor | float, exponent) -> Tensor:  # noqa: A001 - torch.pow
     """``input ** exponent``; ``input`` may be a Python number (``torch.pow(2, t)``)."""
     if not isinstance(input, Tensor):
         _need_tensor("pow", input, exponent)

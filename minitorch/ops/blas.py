@@ -131,7 +131,7 @@ def _check_matmul(a: Tensor, b: Tensor) -> None:
 def _check_matmul_dtype(a: Tensor, b: Tensor) -> None:
     _check_same_dtype(a, b)
     if a._storage.dtype is _dtype.bool:
-        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:

@@ -109,7 +109,7 @@ def _check_integral(ufunc: str, x) -> None:
     kind = "float" if type(x) is float else x.dtype.kind
     if kind in ("f", "float"):
         name = "Float" if type(x) is float else _TYPE_NAMES.get(str(x.dtype), str(x.dtype))
-        raise RuntimeError(f'"{ufunc}_cpu" not implemented for \'{name}\'')
+        raise NotImplementedError(f'"{ufunc}_cpu" not implemented for \'{name}\'')
 
 
 def _bitwise(name: str, ufunc: str, doc: str):
@@ -300,7 +300,14 @@ Tensor.__or__, Tensor.__ror__ = _operators(bitwise_or)
 Tensor.__xor__, Tensor.__rxor__ = _operators(bitwise_xor)
 Tensor.__lshift__, Tensor.__rlshift__ = _operators(bitwise_left_shift)
 Tensor.__rshift__, Tensor.__rrshift__ = _operators(bitwise_right_shift)
-Tensor.__invert__ = bitwise_not
+def _invert(self: Tensor) -> Tensor:
+    """``~t``: PyTorch refuses floating tensors with a TypeError (``bitwise_not`` with NotImplementedError)."""
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
 
 __all__ = [

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
+from .._dtype import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .op import Op
 from .promotion import promote
 
-_INTEGER_INDEX = ("int64", "int32", "int16", "int8")
+_INTEGER_INDEX = ("int64", "int32")  # what PyTorch's index kernels take (bool/uint8 are masks)
 
 
 def dim_index(xp, index, dim: int) -> tuple:
@@ -43,10 +44,12 @@ def _along(dim: int, index) -> tuple:
 
 
 def _check_index(op: str, input: Tensor, dim: int, index: Tensor, src=None) -> int:
-    """PyTorch's gather/scatter checks: int64 index of input's rank, no larger than input (apart from
+    """PyTorch's gather/scatter checks: int32 or int64 index of input's rank, no larger than input (apart from
     ``dim``) and src, with values in ``[0, size)`` (these ops do not wrap negative indices)."""
-    if not isinstance(index, Tensor) or index.dtype.name != "int64":
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {getattr(index, 'dtype', type(index))}")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
+    if index.dtype.name not in _INTEGER_INDEX:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index (got {index.dtype})")
     ndim = input.dim()
     dim = wrap_dim(dim, ndim)
     if index.numel() == 0:
@@ -81,6 +84,8 @@ def _index_array(op: str, input: Tensor, index: Tensor, size: int, *, wrap: bool
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): index must be a Tensor, not {type(index).__name__}")
     if index.dtype.name not in _INTEGER_INDEX:
+        if op == "index":
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors (got {index.dtype})")
         raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index, but got {index.dtype}")
     if index.device != input.device:
         index = index.to(input.device)
@@ -544,6 +549,13 @@ class IndexCopy(Op):
                 IndexSelect.apply(grad, index=self.index, dim=self.dim))
 
 
+def _check_long(op: str, index) -> None:
+    """index_copy, index_fill, take and put take int64 indices only (PyTorch's kernels; int32 is refused)."""
+    if isinstance(index, Tensor) and index.dtype.name != "int64":
+        error = IndexError if op == "index_fill" else RuntimeError
+        raise error(f"{op}(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
+
+
 def _along_dim_args(op: str, input: Tensor, dim: int, index: Tensor, *, wrap: bool):
     """Wrapped dim and a checked 1-D index array for the index_* family (0-d inputs act as 1-D)."""
     dim = wrap_dim(dim, input.dim())
@@ -589,6 +601,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of ``input`` with ``value`` at ``index`` along ``dim`` (negative indices count from the end)."""
+    _check_long("index_fill", index)
     dim, array = _along_dim_args("index_fill", input, dim, index, wrap=True)
     if isinstance(value, Tensor):
         if value.dim() != 0:
@@ -604,6 +617,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
+    _check_long("index_copy", index)
     dim, array = _along_dim_args("index_copy", input, dim, index, wrap=False)
     _check_source("index_copy", input, dim, array, source)
     if input.dim() == 0:
@@ -657,8 +671,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """``input`` read as 1-D at ``index``; the result has ``index``'s shape."""
-    if index.dtype.name != "int64":
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
+    _check_long("take", index)
     numel = input.numel()
     array = _index_array("take", input, index, numel, wrap=True,
                          message=f"out of range: tried to access index {{index}} on a tensor of {numel} elements.")
@@ -668,7 +681,9 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """``gather`` with ``indices`` broadcast against ``input`` on every dim but ``dim`` (None: flattened)."""
     if indices.dtype.name != "int64":
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}")
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {scalar_type_name(indices.dtype)}"
+        )
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1))
     dim = wrap_dim(dim, input.dim())
@@ -707,6 +722,7 @@ def argwhere(input: Tensor) -> Tensor:
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
+    _check_long("put", index)
     if index.numel() != source.numel():
         raise RuntimeError(
             f"put(): Expected source and index to have the same number of elements, but got source.numel() = "

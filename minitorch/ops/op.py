@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..autograd import anomaly, grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
 from ..tensor import Tensor, from_array, view_requires_grad
+from .arguments import type_name
 
 
 class Op(Node):
@@ -62,6 +63,8 @@ class Op(Node):
                 arrays.append(a._array)
             else:
                 arrays.append(a)
+        if first is None:
+            raise no_tensor_error(cls, args)
         storage = first._storage
         node = cls.__new__(cls)
         node.backend = storage.backend
@@ -207,6 +210,12 @@ def dispatch_non_dense(op, args, params):
             f"(e.g. .to_dense() or .dequantize())."
         )
     return function(*args, **params)
+
+
+def no_tensor_error(op, args) -> TypeError:
+    """An op called without any Tensor (``torch.relu([1.0])``): PyTorch's argument error."""
+    kind = type_name(args[0] if args else None)
+    return TypeError(f"{op.__name__.lower()}(): argument 'input' (position 1) must be Tensor, not {kind}")
 
 
 def check_same_device(op, a: Tensor, b: Tensor) -> None:

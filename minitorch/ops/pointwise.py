@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, as_float, promote
@@ -179,8 +180,20 @@ def _sign(xp, x):
 
 def _frac(xp, x):
     if x.dtype.kind != "f":
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{x.dtype}'")
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     return x - xp.trunc(x)
+
+
+def _abs(xp, x):
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return xp.abs(x)
+
+
+def _relu(xp, x):
+    if x.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return xp.maximum(x, 0)
 
 
 def _no_grad(g, x, y):
@@ -219,10 +232,10 @@ UNARY = {
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
-    "abs": (lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), "x"),
+    "abs": (_abs, lambda g, x, y: g * x.sign(), "x"),
     # PyTorch's threshold_backward(grad, result, 0): a NaN result passes the gradient, and under create_graph
     # the gradient depends on the result (with derivative 0), so it can be differentiated again
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
+    "relu": (_relu, lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
     "sgn": (_sign, _no_grad, ""),
     "floor": (_rounding("floor"), _no_grad, ""),
@@ -553,7 +566,13 @@ class Lerp(Elementwise):
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
-    """Linear interpolation ``input + weight * (end - input)`` (weight: a number or a broadcasting tensor)."""
+    """Linear interpolation ``input + weight * (end - input)`` (weight: a number or a broadcasting tensor).
+    As in PyTorch, ``end`` has ``input``'s dtype, a floating one."""
+    if end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
+    if not input.dtype.is_floating_point:
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     return Lerp.apply(input, end, weight)
 
 

@@ -14,6 +14,7 @@ import warnings
 
 from .. import _dtype, return_types
 from ..tensor import Tensor, wrap_dim
+from .arguments import user_stacklevel
 from .op import Op
 from .promotion import as_float, broadcast_dims
 
@@ -29,7 +30,8 @@ def reduction_dims(dim, ndim: int) -> tuple:
     if ndim == 0:  # a 0-d tensor accepts dim 0 / -1, and there is nothing to reduce
         return ()
     if len(wrapped) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        repeated = next(d for d in wrapped if [wrap_dim(e, ndim) for e in dims].count(d) > 1)
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return wrapped
 
 
@@ -56,9 +58,11 @@ def _int64(op: Op):
 
 
 def _check_nonempty(name: str, shape: tuple, dims: tuple) -> None:
+    """Reductions without an identity (max, argmax, median, ...) refuse an empty reduced dim: IndexError, as
+    in PyTorch."""
     for d in dims:
         if shape[d] == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _on_0d(fn, input: Tensor, *args):
@@ -335,6 +339,14 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
 
 
 def _extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if input.numel() == 0 and (dim is None or (isinstance(dim, (tuple, list)) and not dim)):
+        if name == "aminmax":
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+            f"dim with the 'dim' argument."
+        )
     dims = reduction_dims(dim, input.dim())
     _check_nonempty(name, input.shape, dims)
     return Extremum.apply(input, dims, keepdim, largest)
@@ -373,7 +385,7 @@ class ArgExtremum(Op):
 def _arg_extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         return ArgExtremum.apply(input.detach(), None, keepdim, largest)
     if input.dim() == 0:
         wrap_dim(dim, 0)
@@ -457,7 +469,7 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
             "(input numel divided by output numel).",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return dims, keepdim, correction
 

@@ -14,12 +14,19 @@ import warnings
 from ..tensor import Tensor, wrap_dim
 from .op import Op
 from .promotion import promote
+from .views import int_list
 
 
 def _tensor_list(op: str, tensors) -> list:
+    """The tensors of a non-empty TensorList argument. An empty list is PyTorch's error: ValueError for cat
+    (its Python binding checks), RuntimeError "expects a non-empty TensorList" for the others."""
     if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
+    if not tensors:
+        if op == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
@@ -54,8 +61,6 @@ def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing ``dim``; the result has their promoted dtype. As in PyTorch,
     1-D empty tensors are skipped whatever their neighbours' shapes."""
     tensors = _tensor_list("cat", tensors)
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     keep = [not (t.dim() == 1 and t._array.shape[0] == 0) for t in tensors]
     if not any(keep):
         keep = [True] * len(tensors)
@@ -87,8 +92,6 @@ concat = concatenate = cat
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new ``dim``."""
     tensors = _tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._array.shape
     for i, t in enumerate(tensors):
         if t._array.shape != shape:
@@ -131,16 +134,10 @@ def column_stack(tensors) -> Tensor:
 # repeating -------------------------------------------------------------------------------------
 
 
-def _sizes(sizes) -> tuple:
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = sizes[0]
-    return tuple(int(n) for n in sizes)
-
-
 def repeat(input: Tensor, *sizes) -> Tensor:
     """The tensor tiled ``sizes[d]`` times along each dim (a copy): an expand of interleaved unit
     dims, reshaped, so the gradient sums the copies through expand's rule."""
-    sizes = _sizes(sizes)
+    sizes = int_list("repeat", "repeats", sizes)
     if len(sizes) < input.dim():
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor "
@@ -155,9 +152,9 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     return out.clone() if out._storage is input._storage else out
 
 
-def tile(input: Tensor, dims) -> Tensor:
+def tile(input: Tensor, *args, dims=None) -> Tensor:
     """``repeat`` with ``dims`` padded by leading ones when shorter than the tensor's rank."""
-    dims = _sizes((dims,) if isinstance(dims, int) else tuple(dims))
+    dims = int_list("tile", "dims", args, dims)
     return repeat(input, (1,) * (input.dim() - len(dims)) + dims)
 
 
@@ -165,7 +162,6 @@ def tile(input: Tensor, dims) -> Tensor:
 
 
 def _unique_dims(op: str, dims, ndim: int) -> tuple:
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
     wrapped = tuple(wrap_dim(d, ndim) for d in dims)
     for d in wrapped:
         if wrapped.count(d) > 1:
@@ -182,9 +178,9 @@ class Flip(Op):
         return grad.flip(self.dims)
 
 
-def flip(input: Tensor, dims) -> Tensor:
+def flip(input: Tensor, *args, dims=None) -> Tensor:
     """A copy with the order of elements reversed along ``dims`` (PyTorch copies; numpy would view)."""
-    return Flip.apply(input, dims=_unique_dims("flip", dims, input.dim()))
+    return Flip.apply(input, dims=_unique_dims("flip", int_list("flip", "dims", args, dims), input.dim()))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -333,9 +329,9 @@ def broadcast_tensors(*tensors):
     return tuple(t if t._array.shape == shape else t.expand(shape) for t in tensors)
 
 
-def broadcast_to(input: Tensor, size) -> Tensor:
+def broadcast_to(input: Tensor, *args, size=None) -> Tensor:
     """``input.expand(size)``: a view with stride 0 along broadcast dims."""
-    return input.expand(tuple(size))
+    return input.expand(int_list("broadcast_to", "size", args, size))
 
 
 def _at_least(ndim: int, reshape, tensors):

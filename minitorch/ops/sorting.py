@@ -141,6 +141,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: kthvalue(t, k, d), input)
     dim = wrap_dim(dim, input.dim())
+    _check_nonempty("kthvalue", input.shape, (dim,))
     if not 1 <= k <= input.shape[dim]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim} (k={k}, size "
                            f"{input.shape[dim]})")

@@ -9,6 +9,7 @@ zeros of the input's size with the gradient written into the same region.
 from __future__ import annotations
 
 import math
+import operator
 
 from ..autograd import grad_mode
 from ..tensor import Tensor, legacy_type_name, view_requires_grad, wrap_dim
@@ -174,10 +175,33 @@ def view_strides(old_shape, old_stride, new_shape):
     return tuple(new_stride)
 
 
-def _shape_arg(shape) -> tuple:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(n) for n in shape)
+def int_list(op: str, name: str, args, keyword=None) -> tuple:
+    """The ints of a PyTorch int-list argument (sizes, dims): given as varargs (``x.view(2, 3)``), as one
+    sequence (``x.view((2, 3))``) or by keyword (``keyword``, then ``args`` must be empty). Anything but
+    ints (or 0-dim integer tensors) is a TypeError naming the op, the argument and the position, as in
+    PyTorch; a float is never truncated."""
+    if keyword is not None:
+        if args:
+            raise TypeError(f"{op}() got multiple values for argument '{name}'")
+        args = (keyword,)
+    elif not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
+    if len(args) == 1:
+        if isinstance(args[0], (tuple, list)):
+            args = args[0]
+        elif not hasattr(args[0], "__index__"):
+            kind = type(args[0]).__name__
+            raise TypeError(f"{op}(): argument '{name}' (position 1) must be tuple of ints, not {kind}")
+    try:
+        return tuple(map(operator.index, args))
+    except TypeError:
+        for i, n in enumerate(args):
+            if isinstance(n, bool) or not hasattr(n, "__index__"):
+                raise TypeError(
+                    f"{op}(): argument '{name}' (position 1) must be tuple of ints, but found element of type "
+                    f"{type(n).__name__} at pos {i}"
+                ) from None
+        raise
 
 
 class View(ViewOp):
@@ -195,16 +219,16 @@ class View(ViewOp):
         return grad.reshape(self.input_shape)
 
 
-def view(input: Tensor, *shape) -> Tensor:
+def view(input: Tensor, *shape, size=None) -> Tensor:
     """The same storage seen with another shape; needs compatible strides (else use reshape)."""
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list)) and not hasattr(shape[0], "__index__"):
         raise NotImplementedError("view(dtype) reinterpretation is not supported; use .to(dtype)")
-    return View.apply(input, infer_size(_shape_arg(shape), input.numel()))
+    return View.apply(input, infer_size(int_list("view", "size", shape, size), input.numel()))
 
 
-def reshape(input: Tensor, *shape) -> Tensor:
+def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     """A view when the strides allow it, otherwise a copy."""
-    new_shape = infer_size(_shape_arg(shape), input.numel())
+    new_shape = infer_size(int_list("reshape", "shape", sizes, shape), input.numel())
     if new_shape == input._array.shape:
         return View.apply(input, new_shape)
     if view_strides(input._array.shape, input.stride(), new_shape) is not None:
@@ -269,8 +293,8 @@ class Transpose(ViewOp):
         return grad.transpose(*self.params)
 
 
-def permute(input: Tensor, *dims) -> Tensor:
-    dims = _shape_arg(dims)
+def permute(input: Tensor, *args, dims=None) -> Tensor:
+    dims = int_list("permute", "dims", args, dims)
     ndim = input.dim()
     if len(dims) != ndim:
         raise RuntimeError(
@@ -353,9 +377,9 @@ class Expand(ViewOp):
         return grad.sum_to_size(self.input_shape)
 
 
-def expand(input: Tensor, *sizes) -> Tensor:
+def expand(input: Tensor, *sizes, size=None) -> Tensor:
     """A broadcast view: size-1 dims repeat with stride 0 (no copy)."""
-    sizes = _shape_arg(sizes)
+    sizes = int_list("expand", "size", sizes, size)
     if len(sizes) < input.dim():
         raise RuntimeError(
             f"expand({legacy_type_name(input)}{{{list(input.shape)}}}, size={list(sizes)}): the number of sizes "

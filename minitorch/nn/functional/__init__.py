@@ -1,5 +1,20 @@
-"""minitorch.nn.functional: the functional form of layers, activations and losses (torch.nn.functional)."""
+"""minitorch.nn.functional: the functional form of layers, activations and losses (torch.nn.functional).
 
+The functions here are the checked entry points: each refuses a non-Tensor where it takes a Tensor, with
+PyTorch's TypeError (see ``ops/arguments.py``); the submodules' own calls to each other are not checked
+again."""
+
+from ...ops.arguments import checked_namespace
+from . import activation as _activation
+from . import attention as _attention
+from . import conv as _conv
+from . import dropout as _dropout
+from . import linear as _linear
+from . import loss as _loss
+from . import normalization as _normalization
+from . import padding as _padding
+from . import pooling as _pooling
+from . import sparse as _sparse
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -10,3 +25,6 @@ from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
+
+checked_namespace(globals(), (_activation, _attention, _conv, _dropout, _linear, _loss, _normalization, _padding,
+                              _pooling, _sparse))

@@ -14,23 +14,16 @@ from __future__ import annotations
 import math
 import warnings
 
+from ... import _dtype
+from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
+from ...ops.arguments import user_stacklevel
 from ...ops.comparison import depends_on, where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
 from ...ops.promotion import Elementwise
 from ...tensor import Tensor, wrap_dim
-
-_SCALAR_TYPE_NAMES = {
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int8": "Char",
-    "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-}
-
-
-def scalar_type_name(dtype) -> str:
-    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its kernel errors spell it."""
-    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def check_floating(name: str, input: Tensor) -> None:
@@ -227,12 +220,14 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``input`` clipped to ``[min_val, max_val]``; the gradient is 0 outside that range."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return _apply("hardtanh", input, min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)``."""
-    return _apply("hardtanh", input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -412,18 +407,18 @@ class LogSoftmax(Op):
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
 
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+def _softmax_dim(name: str, ndim: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
         UserWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> Tensor:
+def _softmax_like(op, name: str, input: Tensor, dim, dtype) -> Tensor:
     if dim is None:
-        dim = _softmax_dim(name, input.dim(), stacklevel)
+        dim = _softmax_dim(name, input.dim())
     if dtype is not None:
         input = input.to(dtype)
     dim = wrap_dim(dim, input.dim())
@@ -436,19 +431,20 @@ def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so large inputs do not overflow;
-    ``dtype`` casts the input first."""
-    return _softmax_like(Softmax, "softmax", input, dim, _stacklevel + 1, dtype)
+    ``dtype`` casts the input first. (``_stacklevel`` is accepted for PyTorch's signature; the implicit-dim
+    warning always points at the caller outside minitorch.)"""
+    return _softmax_like(Softmax, "softmax", input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed directly (never takes the log of a rounded-to-0 softmax)."""
-    return _softmax_like(LogSoftmax, "log_softmax", input, dim, _stacklevel + 1, dtype)
+    return _softmax_like(LogSoftmax, "log_softmax", input, dim, dtype)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-x)`` along ``dim``."""
     if dim is None:
-        dim = _softmax_dim("softmin", input.dim(), _stacklevel + 1)
+        dim = _softmax_dim("softmin", input.dim())
     if dtype is not None:
         input = input.to(dtype)
     return softmax(-input, dim)

@@ -12,6 +12,7 @@ import warnings
 
 from ..._dtype import bool as bool_dtype
 from ...creation import ones, zeros, zeros_like
+from ...ops.arguments import user_stacklevel
 from ...ops.comparison import where
 from ...ops.shape import cat
 from ...tensor import Tensor
@@ -129,7 +130,7 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name:
     if check_other and other_type is not None and mask.dtype is not other_type:
         warnings.warn(
             f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both instead.",
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     if mask.dtype is bool_dtype:
         return zeros_like(mask, dtype=target_type).masked_fill(mask, float("-inf"))

@@ -21,6 +21,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from ..._dtype import scalar_type_name
 from ...ops.op import Op
 from ...tensor import Tensor, legacy_type_name
 
@@ -234,7 +235,7 @@ def _check_input_dims(name: str, input: Tensor, d: int) -> bool:
 
 def _check_tensors(name: str, input: Tensor, weight: Tensor, bias) -> None:
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name.capitalize()}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     if weight.dtype != input.dtype:
         raise RuntimeError(
             f"Input type ({legacy_type_name(input)}) and weight type ({legacy_type_name(weight)}) should be the same"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...ops.arguments import user_stacklevel
 from ...ops.op import Op
 from ...random import rand
 from ...tensor import Tensor
@@ -106,7 +107,7 @@ def _channel_dropout(n: int, input: Tensor, p: float, training: bool, batched: b
             "in a future release. To retain the behavior and silence this warning, please use dropout instead. Note "
             f"that dropout{n}d exists to provide channel-wise dropout on inputs with {n} spatial dimensions, a channel "
             f"dimension, and an optional batch dimension (i.e. {n + 1}D or {n + 2}D inputs).",
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     if ndim < 2:
         return _dropout(f"dropout{n}d", input, p, training)
@@ -122,7 +123,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will change "
             "in a future release to interpret the input as one without a batch dimension, i.e. shape (C, H, W). To "
             "maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return _channel_dropout(2, input, p, training, batched=True)
 

@@ -13,6 +13,7 @@ import warnings
 
 from ... import _dtype
 from ...autograd import grad_mode
+from ...ops.arguments import user_stacklevel
 from ...ops.comparison import where
 from ...ops.op import Op
 from ...ops.pointwise import clamp_min
@@ -32,7 +33,7 @@ def _legacy_reduction(size_average, reduce) -> str:
     reduce = True if reduce is None else reduce
     result = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{result}' instead.",
-                  stacklevel=3)
+                  stacklevel=user_stacklevel())
     return result
 
 
@@ -57,16 +58,23 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). This will "
             "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 
 # regression ---------------------------------------------------------------------------------
 
 
+def _check_regression_dtypes(kernel: str, input: Tensor, target: Tensor) -> None:
+    """An integer input and target have no kernel (PyTorch's dispatch error); one floating operand promotes."""
+    if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``, reduced."""
     reduction = _reduction(size_average, reduce, reduction)
+    _check_regression_dtypes("mse_cpu", input, target)
     _warn_size(input, target)
     diff = input - target
     return _reduce(diff * diff, reduction)
@@ -83,6 +91,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``)."""
     reduction = _reduction(size_average, reduce, reduction)
+    _check_regression_dtypes("smooth_l1_cpu", input, target)
     _warn_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -96,6 +105,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """``0.5 * d^2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)`` (``d = input - target``)."""
     reduction = _reduction(None, None, reduction)
+    _check_regression_dtypes("huber_cpu", input, target)
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got delta={delta}.")
@@ -231,8 +241,8 @@ def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
     elif input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
         expected = [input.shape[0]] + list(input.shape[2:])
         raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
-    if target.dtype.is_floating_point or target.dtype is _dtype.bool:
-        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(target.dtype)}")
+    if target.dtype not in (_dtype.int64, _dtype.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(target.dtype)}")
 
 
 def _check_class_weight(input: Tensor, weight: Tensor | None) -> None:
@@ -387,6 +397,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
            log_target: bool = False) -> Tensor:
     """``target * (log(target) - input)`` for log-probabilities ``input`` (0 where target is 0);
     with ``log_target``, ``exp(target) * (target - input)``. ``batchmean`` divides the sum by the batch size."""
+    if not input.dtype.is_floating_point or not target.dtype.is_floating_point:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction not in _REDUCTIONS + ("batchmean",):
@@ -396,7 +408,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
             "reduction: 'mean' divides the total loss by both the batch size and the support size."
             "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
             "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if log_target:
         loss = target.exp() * (target - input)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
 from ...ops.op import Op
 from ...tensor import Tensor
@@ -267,7 +268,7 @@ def _pool_geometry(name, input: Tensor, d, kernel_size, stride, padding, dilatio
 def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     unbatched = _batched(name, input, d)
     if input.dtype.name == "bool":
-        raise RuntimeError(f'"{name}" not implemented for \'Bool\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
     geometry = _pool_geometry(name, input, d, kernel_size, stride, padding, dilation, ceil_mode)
     values, indices = MaxPool.apply(input.unsqueeze(0) if unbatched else input, PoolWindows(geometry))
     if unbatched:
@@ -278,7 +279,7 @@ def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode,
 def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     unbatched = _batched(name, input, d)
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name.capitalize()}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     geometry = _pool_geometry(name, input, d, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None:
         if divisor_override == 0:
@@ -360,7 +361,7 @@ def _adaptive_avg_pool(name: str, d: int, input: Tensor, output_size) -> Tensor:
     if input.dim() not in (d + 1, d + 2) or any(n == 0 for n in input.shape[-d:]):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(input.shape)}")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name.capitalize()}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     out = _adaptive_output(name, input, d, output_size)
     xp = input._storage.backend.xp
     result = input

@@ -6,8 +6,7 @@ from ... import _dtype
 from ...autograd import grad_mode
 from ...ops.op import Op
 from ...sparse.ops import SegmentGather, SegmentSum, SparseCooTensor
-from ...tensor import Tensor
-from .activation import scalar_type_name
+from ...tensor import Tensor, legacy_type_name
 
 
 def _has_data(t: Tensor) -> bool:
@@ -104,7 +103,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if input.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
-            f"{scalar_type_name(input.dtype)} instead (while checking arguments for embedding)"
+            f"{legacy_type_name(input)} instead (while checking arguments for embedding)"
         )
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, but got weight of shape {list(weight.shape)}")
