@@ -137,7 +137,7 @@ def test_det_values_gradients_and_singular_gradient(device):
     cofactors = np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(rank_two, i, 0), j, 1))
                            for j in range(3)] for i in range(3)])
     x = as_tensor(rank_two, device=device)
-    assert float(linalg.det(x)) == 0.0
+    assert linalg.det(x).item() == 0.0
     linalg.det(x).backward()
     np.testing.assert_allclose(arr(x.grad), cofactors, atol=1e-9)
 
@@ -385,10 +385,10 @@ def test_matrix_norm(ord):
 
 def test_norm_dispatch_and_errors():
     A = as_tensor(random(3, 4, seed=22))
-    np.testing.assert_allclose(float(linalg.norm(A)), np.linalg.norm(arr(A)), rtol=1e-12)
-    np.testing.assert_allclose(float(linalg.norm(A, 2)), np.linalg.norm(arr(A), 2), rtol=1e-12)
+    np.testing.assert_allclose(linalg.norm(A).item(), np.linalg.norm(arr(A)), rtol=1e-12)
+    np.testing.assert_allclose(linalg.norm(A, 2).item(), np.linalg.norm(arr(A), 2), rtol=1e-12)
     np.testing.assert_allclose(arr(linalg.norm(A, 3, dim=1)), np.linalg.norm(arr(A), 3, axis=1), rtol=1e-12)
-    np.testing.assert_allclose(float(linalg.norm(A[0], 1)), np.linalg.norm(arr(A[0]), 1), rtol=1e-12)
+    np.testing.assert_allclose(linalg.norm(A[0], 1).item(), np.linalg.norm(arr(A[0]), 1), rtol=1e-12)
     with pytest.raises(RuntimeError, match="linalg.norm: If dim is not specified but ord is, the input must be 1D or "
                                            "2D. Got 3D."):
         linalg.norm(torch.zeros(2, 2, 2), 2)
@@ -397,7 +397,7 @@ def test_norm_dispatch_and_errors():
     with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or complex tensor as input. "
                                            "Got Long"):
         linalg.vector_norm(torch.ones(3, dtype=torch.int64))
-    np.testing.assert_allclose(float(linalg.vecdot(A[0], A[1])), arr(A[0]) @ arr(A[1]), rtol=1e-12)
+    np.testing.assert_allclose(linalg.vecdot(A[0], A[1]).item(), arr(A[0]) @ arr(A[1]), rtol=1e-12)
 
 
 # meta -----------------------------------------------------------------------------------------
