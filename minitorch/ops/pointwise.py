@@ -21,6 +21,7 @@ from .promotion import Elementwise, as_float, promote
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _SQRT_PI = math.sqrt(math.pi)
 _SCALAR_TYPES = (bool, int, float)
+_LEGACY = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 _EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
 
 
@@ -189,7 +190,8 @@ def _sinc_derivative(g, x, y):
     """PyTorch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0."""
     product = x * math.pi
     square = x * x * math.pi
-    return where(square == 0, 0.0, g * (product * product.cos() - product.sin()) / square)
+    zero = square == 0  # (the masked branch divides by 1 there, so double backward gets no 0 * inf = NaN)
+    return where(zero, 0.0, g * (product * product.cos() - product.sin()) / where(zero, 1.0, square))
 
 
 def _i1_derivative(g, x, y):
@@ -674,7 +676,9 @@ class Hypot(Elementwise):
     save_output = True
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b, to_float=True)
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind != "f":  # PyTorch has no integer hypot kernel (and does not promote)
+            raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_LEGACY[dtype.name]}'")
         return self.xp.hypot(a, b)
 
     def backward(self, grad):
