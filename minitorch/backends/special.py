@@ -21,6 +21,7 @@ import math
 from fractions import Fraction
 
 _INF, _NAN = math.inf, math.nan
+_CHUNK = 256
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _LOG_PI = math.log(math.pi)
 
@@ -207,11 +208,13 @@ def polygamma(xp, n: int, x):
         negative = math.pi**2 / (sine * sine) - hurwitz_zeta(xp, 2, xp.where(low, 1.0 - x, 1.0))
         out = xp.where(low, negative, positive)
     else:  # x < 0: the series itself, summed up to the first positive term, then Euler-Maclaurin
-        shift = xp.where(x > 0, 0.0, xp.ceil(-x) + 1.0)
+        shift = xp.where((x > 0) | ~xp.isfinite(x), 0.0, xp.ceil(-x) + 1.0)
         total = xp.zeros_like(x)
-        count = int(float(shift.max())) if shift.size and xp.isfinite(shift.max()) else 0
-        for k in range(count):
-            total = xp.where(k < shift, total + (x + k) ** -(n + 1), total)
+        count = int(float(shift.max())) if shift.size else 0
+        for start in range(0, count, _CHUNK):  # _CHUNK terms per array operation
+            k = xp.arange(start, min(start + _CHUNK, count), dtype=x.dtype)
+            terms = (x[..., None] + k) ** -(n + 1)
+            total = total + xp.where(k < shift[..., None], terms, 0.0).sum(axis=-1)
         negative = scale * (total + hurwitz_zeta(xp, n + 1, xp.where(x > 0, 1.0, x + shift)))
         out = xp.where(x > 0, positive, negative)
     out = xp.where(pole, _INF if n % 2 else -_INF, out)

@@ -687,6 +687,8 @@ class Hypot(Elementwise):
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"hypot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return Hypot.apply(input, other)
 
 
@@ -712,13 +714,20 @@ def copysign(input: Tensor, other) -> Tensor:
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """``input + value * tensor1 * tensor2`` (broadcasting; each factor's gradient is the other times value)."""
-    return input + value * tensor1 * tensor2
+    """``input + value * tensor1 * tensor2`` (broadcasting; each factor's gradient is the other times value).
+    On integer tensors a float ``value`` is truncated to an integer first, as PyTorch casts it to their dtype."""
+    return input + _value_for(value, input, tensor1, tensor2) * tensor1 * tensor2
+
+
+def _value_for(value, *tensors):
+    if isinstance(value, float) and not any(t.dtype.is_floating_point for t in tensors):
+        return int(value)
+    return value
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2``; integer tensor1 and tensor2 are refused, as in PyTorch."""
-    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
             "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "

@@ -646,7 +646,13 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     """The p-norm of ``input - other`` (broadcasting), a 0-dim tensor; gradients as norm's."""
-    return norm(input - other, p)
+    difference = input - other
+    if not difference.dtype.is_floating_point:
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. "
+            f"Got {_LEGACY_NAMES[difference.dtype.name]} instead."
+        )
+    return norm(difference, p)
 
 
 class Cdist(Op):
