@@ -258,3 +258,12 @@ def test_out_and_in_place_variants(device):
     z = torch.tensor([0.5], dtype=F64).polygamma_(1)
     assert z.tolist() == torch.polygamma(1, torch.tensor([0.5], dtype=F64)).tolist()
     assert torch.tensor([0.2], dtype=F64).logit_(0.3).tolist() == [-0.8472978603872036]
+
+
+def test_meta_device_shapes():
+    x = torch.empty(3, 4, device="meta")
+    assert torch.polygamma(2, x).shape == (3, 4) and torch.lgamma(x).device.type == "meta"
+    values, indices = torch.cummax(x, 1)
+    assert values.shape == indices.shape == (3, 4) and indices.dtype == torch.int64
+    assert torch.logcumsumexp(x, 0).shape == (3, 4) and x.unfold(0, 2, 1).shape == (2, 4, 2)
+    assert torch.cdist(x, torch.empty(5, 4, device="meta")).shape == (3, 5)

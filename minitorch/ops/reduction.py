@@ -260,7 +260,7 @@ class CumExtremum(Op):
         positions = xp.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
         moves = values == x
         if x.dtype.kind == "f":
-            moves = moves | xp.isnan(x)
+            moves = xp.logical_or(moves, xp.isnan(x))
         index = xp.maximum.accumulate(xp.where(moves, positions, 0), axis=dim).astype(_int64(self))
         self.index = index
         return values, index
