@@ -11,7 +11,8 @@ compute in float64 and round once. The series coefficients were computed with mp
   about the positive root x0 = 1.46163... keeps the relative accuracy; psi(x) = psi(x + 1) - 1/x below
   1; reflection below 0. Poles as PyTorch: -inf at +0, +inf at -0, NaN at negative integers.
 - polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta by Euler-Maclaurin summation after
-  shifting the argument to >= 10 + n; for n = 1 and x < 0.5 the reflection formula.
+  shifting the argument to >= 10 + n; for n = 1 and x < 0.5 the reflection formula; for n >= 2 and x < 0
+  the series itself up to the first positive term (as PyTorch), 256 terms per array operation.
 - i0, i1: the power series (all terms positive) for |x| <= 30, Hankel's asymptotic series above.
 """
 
