@@ -29,5 +29,7 @@ kthvalue = _structseq("kthvalue", _VALUES_INDICES)
 sort = _structseq("sort", _VALUES_INDICES)
 topk = _structseq("topk", _VALUES_INDICES)
 aminmax = _structseq("aminmax", ("min", "max"))
+cummax = _structseq("cummax", _VALUES_INDICES)
+cummin = _structseq("cummin", _VALUES_INDICES)
 
-__all__ = ["max", "min", "median", "mode", "kthvalue", "sort", "topk", "aminmax"]
+__all__ = ["max", "min", "median", "mode", "kthvalue", "sort", "topk", "aminmax", "cummax", "cummin"]

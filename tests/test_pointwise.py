@@ -58,12 +58,22 @@ CASES = {
     "abs": (np.abs, (-3, 3), True), "relu": (lambda x: np.maximum(x, 0), (-3, 3), True),
     "sign": (np.sign, (-3, 3), True), "sgn": (np.sign, (-3, 3), True), "floor": (np.floor, (-3, 3), True),
     "ceil": (np.ceil, (-3, 3), True), "trunc": (np.trunc, (-3, 3), True),
+    # special functions: values against PyTorch's in tests/test_mathops.py
+    "erfc": (np.vectorize(math.erfc, otypes=[np.float64]), (-3, 3), False), "lgamma": (None, (0.2, 3), False),
+    "digamma": (None, (0.3, 3), False), "i0": (None, (-3, 3), False), "i1": (None, (-3, 3), False),
+    "sinc": (np.sinc, (-3, 3), True), "deg2rad": (np.deg2rad, (-3, 3), False),
+    "rad2deg": (np.rad2deg, (-3, 3), False),
 }
 ZERO_GRADIENT = {"sign", "sgn", "floor", "ceil", "trunc"}
 
 
 def test_every_table_entry_is_tested():
     assert set(CASES) == set(UNARY)
+
+
+def function(name: str):
+    """``torch.<name>``, or ``torch.special.<name>`` for the table's entries without a torch-level name (i1)."""
+    return getattr(torch, name, None) or getattr(torch.special, name)
 
 
 def draw_input(data, name, device, shape=SMALL):
@@ -78,9 +88,10 @@ def draw_input(data, name, device, shape=SMALL):
 def test_unary_values(device, name, data):
     reference = CASES[name][0]
     x = draw_input(data, name, device, shapes(0, 3, 1, 5))
-    out = getattr(torch, name)(x)
+    out = function(name)(x)
     assert out.shape == x.shape and out.dtype == torch.float64
-    assert getattr(x, name)().tolist() == out.tolist()  # the Tensor method is the same op
+    if hasattr(x, name):
+        assert getattr(x, name)().tolist() == out.tolist()  # the Tensor method is the same op
     if reference is not None:
         np.testing.assert_allclose(as_numpy(out), reference(as_numpy(x)), rtol=1e-14, atol=1e-15)
 
@@ -90,7 +101,7 @@ def test_unary_values(device, name, data):
 @given(data=st.data())
 def test_unary_gradients(device, name, data):
     x = draw_input(data, name, device)
-    fn = getattr(torch, name)
+    fn = function(name)
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
 
@@ -111,7 +122,7 @@ def test_zero_dim_inputs_match_one_element_inputs(device, dtype):
         value = low + 0.37 * (high - low)
         scalar = torch.tensor(value, dtype=getattr(torch, dtype), device=device, requires_grad=True)
         vector = torch.tensor([value], dtype=getattr(torch, dtype), device=device, requires_grad=True)
-        out, expected = getattr(torch, name)(scalar), getattr(torch, name)(vector)
+        out, expected = function(name)(scalar), function(name)(vector)
         assert out.shape == () and out.dtype == expected.dtype and out.item() == expected.item(), name
         (grad,) = torch.autograd.grad(out, scalar)
         assert grad.shape == () and grad.item() == torch.autograd.grad(expected.sum(), vector)[0].item(), name
@@ -141,11 +152,11 @@ FLOAT_FUNCTIONS = sorted(set(UNARY) - {"square", "abs", "relu", "sign", "sgn", "
 @pytest.mark.parametrize("name", FLOAT_FUNCTIONS)
 def test_integer_inputs_promote_to_default_dtype(device, name):
     x = torch.tensor([0, 1], device=device)
-    assert getattr(torch, name)(x).dtype == torch.float32
-    assert getattr(torch, name)(torch.tensor([True, False], device=device)).dtype == torch.float32
+    assert function(name)(x).dtype == torch.float32
+    assert function(name)(torch.tensor([True, False], device=device)).dtype == torch.float32
     torch.set_default_dtype(torch.float64)
     try:
-        assert getattr(torch, name)(x).dtype == torch.float64
+        assert function(name)(x).dtype == torch.float64
     finally:
         torch.set_default_dtype(torch.float32)
 
@@ -334,6 +345,8 @@ BINARY = {
     "logaddexp2": (torch.logaddexp2, np.logaddexp2, (-3, 3), None),
     "xlogy": (torch.xlogy, lambda x, y: x * np.log(y), (0.2, 3), None),
     "lerp": (lambda a, b: torch.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a), (-3, 3), None),
+    "hypot": (torch.hypot, np.hypot, (-3, 3), (0.1, 0.2)),
+    "copysign": (torch.copysign, np.copysign, (-3, 3), (0.1, 0.2)),
 }
 
 

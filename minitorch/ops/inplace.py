@@ -388,6 +388,8 @@ INPLACE_OPS = (
     "reciprocal", "square", "erf", "round", "floor", "ceil", "trunc", "frac", "lerp", "masked_fill", "index_add",
     "index_fill", "scatter", "scatter_add", "index_copy", "nan_to_num", "logical_not", "bitwise_not", "fill_diagonal",
     "erfinv", "clamp_min", "clamp_max", "xlogy", "fmax", "fmin", "hypot", "logaddexp",
+    "erfc", "lgamma", "digamma", "polygamma", "i0", "sinc", "logit", "deg2rad", "rad2deg", "copysign", "addcmul",
+    "addcdiv",
 )
 for _name in INPLACE_OPS:
     setattr(Tensor, _name + "_", make_inplace(_name))

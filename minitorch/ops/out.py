@@ -25,13 +25,14 @@ FUNCTIONS_WITH_OUT = (
     "abs", "absolute", "sign", "sgn", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "arctan2", "sinh", "cosh",
     "tanh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "sigmoid", "reciprocal", "square", "erf",
     "erfinv", "round", "floor", "ceil", "trunc", "frac", "clamp", "clip", "maximum", "minimum", "fmax", "fmin",
-    "lerp", "logaddexp", "logaddexp2", "xlogy", "nan_to_num", "where",
+    "lerp", "logaddexp", "logaddexp2", "xlogy", "nan_to_num", "where", "erfc", "lgamma", "digamma", "polygamma",
+    "i0", "sinc", "logit", "deg2rad", "rad2deg", "hypot", "copysign", "addcmul", "addcdiv",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "isnan", "isinf", "isfinite",
     # reductions and scans
     "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "std", "var", "norm", "logsumexp", "cumsum",
-    "cumprod", "all", "any", "max", "min", "sort", "topk", "median", "kthvalue",
+    "cumprod", "cummax", "cummin", "logcumsumexp", "all", "any", "max", "min", "sort", "topk", "median", "kthvalue",
     # shapes, indexing, products
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "tril", "triu", "diag",
     "gather", "index_select", "masked_select", "take", "take_along_dim", "nonzero",

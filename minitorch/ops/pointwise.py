@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from .._dtype import scalar_type_name
+from ..backends import special
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, as_float, promote
@@ -21,6 +22,8 @@ from .promotion import Elementwise, as_float, promote
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _SQRT_PI = math.sqrt(math.pi)
 _SCALAR_TYPES = (bool, int, float)
+_LEGACY = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
 
 
 def _zeros(grad: Tensor) -> Tensor:
@@ -160,6 +163,46 @@ def _erfinv(xp, x):
     return xp.copysign(y, x64).astype(x.dtype, copy=False)
 
 
+def _in_float64(function):
+    """A kernel computing ``function(xp, x)`` in float64 and rounding once to ``x``'s dtype (the special
+    functions of backends/special.py are written for float64)."""
+
+    def kernel(xp, x):
+        if not _has_values(xp, x):
+            return x.copy()
+        return xp.asarray(function(xp, x.astype(xp.float64))).astype(x.dtype, copy=False)
+
+    return kernel
+
+
+def _erfc(xp, x):
+    """erfc(x) for x >= 0 from fdlibm's tail (relative accuracy down to 1e-308); 1 + erf(-x) below 0."""
+    erf, erfc = _erf_erfc(xp, xp.abs(x).reshape(-1))
+    return xp.where(x < 0, 1.0 + erf.reshape(x.shape), erfc.reshape(x.shape))
+
+
+def _sinc(xp, x):
+    """sin(pi x) / (pi x), 1 at 0 (as PyTorch: the product pi * x, then sin of it)."""
+    product = math.pi * x
+    return xp.where(x == 0, 1.0, xp.sin(product) / xp.where(x == 0, 1.0, product)).astype(x.dtype, copy=False)
+
+
+def _sinc_derivative(g, x, y):
+    """PyTorch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0."""
+    product = x * math.pi
+    square = x * x * math.pi
+    zero = square == 0  # (the masked branch divides by 1 there, so double backward gets no 0 * inf = NaN)
+    return where(zero, 0.0, g * (product * product.cos() - product.sin()) / where(zero, 1.0, square))
+
+
+def _i1_derivative(g, x, y):
+    """PyTorch's i1_backward: i0(x) - i1(x) / x, and 1/2 where |x| <= machine epsilon (0 / 0 there)."""
+    eps = _EPSILON.get(x.dtype.name, _EPSILON["float32"])
+    not_tiny = x.abs() > eps
+    safe = where(not_tiny, x, eps)
+    return g * where(not_tiny, safe.i0() - y * safe.reciprocal(), 0.5)
+
+
 # unary table -------------------------------------------------------------------------------------
 def _rounding(name: str):
     """floor/ceil/trunc: integer tensors are returned as copies (numpy would make them float64)."""
@@ -229,6 +272,15 @@ UNARY = {
     "erf": (_erf, lambda g, x, y: g * (2 / _SQRT_PI) * (-x * x).exp(), "x"),
     # PyTorch saves x and computes erfinv again in backward (so writing into the output in place is allowed)
     "erfinv": (_erfinv, lambda g, x, y: g * (_SQRT_PI / 2) * x.erfinv().square().exp(), "x"),
+    "erfc": (_in_float64(_erfc), lambda g, x, y: g * (-2 / _SQRT_PI) * (-x * x).exp(), "x"),
+    "lgamma": (_in_float64(special.lgamma), lambda g, x, y: g * x.digamma(), "x"),
+    "digamma": (_in_float64(special.digamma), lambda g, x, y: g * polygamma(1, x), "x"),
+    "i0": (_in_float64(special.i0), lambda g, x, y: g * _i1(x), "x"),
+    # torch.special.i1, the derivative of i0
+    "i1": (_in_float64(special.i1), _i1_derivative, "xy"),
+    "sinc": (_sinc, _sinc_derivative, "x"),
+    "deg2rad": (lambda xp, x: x * (math.pi / 180), lambda g, x, y: g * (math.pi / 180), ""),
+    "rad2deg": (lambda xp, x: x * (180 / math.pi), lambda g, x, y: g * (180 / math.pi), ""),
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
@@ -247,8 +299,9 @@ KEEPS_DTYPE = {"frac", "square", "abs", "relu", "sign", "sgn", "floor", "ceil", 
 # do, so a first-order backward runs them on the raw arrays (Node.array_derivative).
 ARITHMETIC_DERIVATIVES = {
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tan", "atan", "tanh", "atanh",
-    "sigmoid", "reciprocal", "frac", "square",
+    "sigmoid", "reciprocal", "frac", "square", "deg2rad", "rad2deg",
 }
+PRIVATE = {"i1"}  # torch.special.i1 only: no torch.i1, no Tensor.i1
 
 
 class Unary(Elementwise):
@@ -292,6 +345,7 @@ def _make(name: str):
 OPS = {}
 for _name in UNARY:
     OPS[_name], globals()[_name] = _make(_name)
+_i1 = globals().pop("i1")
 
 
 # ops with parameters -----------------------------------------------------------------------------
@@ -576,11 +630,139 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     return Lerp.apply(input, end, weight)
 
 
+class Polygamma(Elementwise):
+    """The n-th derivative of digamma (n = 0: digamma itself); its derivative is polygamma(n + 1, x)."""
+
+    save_inputs = (0,)
+
+    def compute(self, x, n):
+        if x.dtype.kind != "f":
+            x = as_float(self, x)
+        self.n = n
+        if n == 0:
+            return OPS["digamma"].kernel(self.xp, x)
+        return _in_float64(lambda xp, a: special.polygamma(xp, n, a))(self.xp, x)
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * polygamma(self.n + 1, x)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """``d^n/dx^n digamma(x)`` for an integer ``n >= 0`` (``Tensor.polygamma(n)``)."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return Polygamma.apply(input, n)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    return polygamma(n, self)
+
+
+class Logit(Elementwise):
+    """``log(x / (1 - x))`` of x clamped to ``[eps, 1 - eps]`` when ``eps`` is given. Gradient as PyTorch's
+    logit_backward: ``1 / (x (1 - x))`` inside; outside [eps, 1 - eps] 0, and without eps NaN outside [0, 1]."""
+
+    save_inputs = (0,)
+
+    def compute(self, x, eps=None):
+        if x.dtype.kind != "f":
+            x = as_float(self, x)
+        self.eps = eps
+        if eps is not None:
+            x = self.xp.clip(x, eps, 1 - eps)
+        return self.xp.log(x / (1 - x))
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        inside = grad / (x * (1 - x))
+        if self.eps is None:
+            return where((x < 0) | (x > 1), math.nan, inside)
+        return where((x < self.eps) | (x > 1 - self.eps), 0.0, inside)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """The inverse of sigmoid, of the input clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+    return Logit.apply(input, eps=None if eps is None else float(eps))
+
+
+class Hypot(Elementwise):
+    """``sqrt(a^2 + b^2)`` without overflow; gradients a / out and b / out (NaN at the origin, as PyTorch)."""
+
+    save_inputs = (0, 1)
+    save_output = True
+
+    def compute(self, a, b):
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind != "f":  # PyTorch has no integer hypot kernel (and does not promote)
+            raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_LEGACY[dtype.name]}'")
+        return self.xp.hypot(a, b)
+
+    def backward(self, grad):
+        a, b, out = self.saved_tensors
+        return (grad * a / out if self.needs_grad(0) else None), (grad * b / out if self.needs_grad(1) else None)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"hypot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    return Hypot.apply(input, other)
+
+
+class Copysign(Elementwise):
+    """|a| with the sign of b (integers promote to float). The gradient of ``a`` is ``out / a``, 0 where
+    a == 0 (PyTorch's copysign_tensor_self_backward); ``b`` gets zeros."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def compute(self, a, b):
+        a, b, _ = promote(self, a, b, to_float=True)
+        return self.xp.copysign(a, b)
+
+    def backward(self, grad):
+        a, out = self.saved_tensors
+        grad_a = grad * where(a == 0, 0.0, out / a) if self.needs_grad(0) else None
+        return grad_a, (_zeros(grad) if self.needs_grad(1) else None)
+
+
+def copysign(input: Tensor, other) -> Tensor:
+    return Copysign.apply(input, other)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` (broadcasting; each factor's gradient is the other times value).
+    On integer tensors a float ``value`` is truncated to an integer first, as PyTorch casts it to their dtype."""
+    return input + _value_for(value, input, tensor1, tensor2) * tensor1 * tensor2
+
+
+def _value_for(value, *tensors):
+    if isinstance(value, float) and not any(t.dtype.is_floating_point for t in tensors):
+        return int(value)
+    return value
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2``; integer tensor1 and tensor2 are refused, as in PyTorch."""
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+            "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes."
+        )
+    return input + value * tensor1 / tensor2
+
+
 # names -------------------------------------------------------------------------------------------
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
 absolute, fix = abs, trunc  # noqa: F821
 
-__all__ = list(UNARY) + [
+__all__ = [name for name in UNARY if name not in PRIVATE] + [
+    "polygamma", "logit", "hypot", "copysign", "addcmul", "addcdiv",
     "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "fix", "round", "nan_to_num",
     "clamp", "clamp_min", "clamp_max", "clip", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2",
     "logaddexp", "logaddexp2", "xlogy", "lerp",
@@ -589,3 +771,4 @@ __all__ = list(UNARY) + [
 for _name in __all__:
     setattr(Tensor, _name, globals()[_name])
 Tensor.__abs__ = abs  # noqa: F821
+Tensor.polygamma = _polygamma_method

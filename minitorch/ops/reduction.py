@@ -19,6 +19,8 @@ from .op import Op
 from .promotion import as_float, broadcast_dims
 
 _INF = float("inf")
+_LEGACY_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_FLOAT_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16"}
 
 
 def reduction_dims(dim, ndim: int) -> tuple:
@@ -245,6 +247,88 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: cumprod(t, d, dtype=dtype), input)
     return Cumprod.apply(input, wrap_dim(dim, input.dim()), dtype)
+
+
+class CumExtremum(Op):
+    """cummax / cummin: the running extremum and the index it came from. A tie or a NaN moves the index to
+    the newer element (PyTorch: ``isnan(x) || (!isnan(out) && x >= out)``), and once NaN the values stay NaN.
+    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add)."""
+
+    def name(self) -> str:
+        return "CummaxBackward0" if self.largest else "CumminBackward0"
+
+    def forward(self, x, dim, largest):
+        xp = self.xp
+        self.dim, self.largest = dim, largest
+        values = (xp.maximum if largest else xp.minimum).accumulate(x, axis=dim)
+        positions = xp.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
+        moves = values == x
+        if x.dtype.kind == "f":
+            moves = xp.logical_or(moves, xp.isnan(x))
+        index = xp.maximum.accumulate(xp.where(moves, positions, 0), axis=dim).astype(_int64(self))
+        self.index = index
+        return values, index
+
+    def backward(self, grad, grad_indices=None):
+        return grad.new_zeros(grad.shape).scatter_add(self.dim, self.constant(self.index), grad)
+
+
+def _cum_extremum(name: str, largest: bool, input: Tensor, dim: int):
+    result_type = return_types.cummax if largest else return_types.cummin
+    if input.dim() == 0:
+        wrap_dim(dim, 0)
+        return _on_0d(lambda t, d: _cum_extremum(name, largest, t, d), input)
+    dim = wrap_dim(dim, input.dim())
+    return result_type(*CumExtremum.apply(input, dim, largest))
+
+
+def cummax(input: Tensor, dim: int):
+    """``(values, indices)``: the running maximum along ``dim`` and where it was (the latest of ties)."""
+    return _cum_extremum("cummax", True, input, dim)
+
+
+def cummin(input: Tensor, dim: int):
+    """``(values, indices)``: the running minimum along ``dim`` and where it was (the latest of ties)."""
+    return _cum_extremum("cummin", False, input, dim)
+
+
+class Logcumsumexp(Op):
+    """``log(cumsum(exp(x)))`` by a running logaddexp. Backward is PyTorch's logcumsumexp_backward: the
+    positive and negative parts of grad in log space, so nothing overflows."""
+
+    save_inputs = (0,)
+    save_output = True
+
+    def forward(self, x, dim):
+        self.dim = dim
+        return self.xp.logaddexp.accumulate(x, axis=dim)
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        if grad.numel() == 0:
+            return grad
+        from .comparison import where
+
+        dim = self.dim
+        lowest = -1.7976931348623157e308 if grad.dtype.itemsize == 8 else -3.4028234663852886e38
+
+        def reverse_logcumsumexp(t):
+            return t.flip(dim).logcumsumexp(dim).flip(dim)
+
+        log_abs = grad.abs().log()
+        positive = where(grad > 0, log_abs, lowest)
+        negative = where(grad < 0, log_abs, lowest)
+        return (reverse_logcumsumexp(positive - out) + x).exp() - (reverse_logcumsumexp(negative - out) + x).exp()
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim`` without overflow (floating inputs only, as in PyTorch)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_LEGACY_NAMES[input.dtype.name]}'")
+    if input.dim() == 0:
+        wrap_dim(dim, 0)
+        return _on_0d(logcumsumexp, input)
+    return Logcumsumexp.apply(input, wrap_dim(dim, input.dim()))
 
 
 # max / min ------------------------------------------------------------------------------------------
@@ -572,6 +656,82 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     return Norm.apply(input, float(p), dims, keepdim)
 
 
+def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcasting), a 0-dim tensor; gradients as norm's."""
+    difference = input - other
+    if not difference.dtype.is_floating_point:
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. "
+            f"Got {_LEGACY_NAMES[difference.dtype.name]} instead."
+        )
+    return norm(difference, p)
+
+
+class Cdist(Op):
+    """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M) -> (..., P, R).
+    Gradients are PyTorch's _cdist_backward: p=2 ``diff / dist``, p=1 ``sign(diff)``, p=inf ``sign(diff)`` on every
+    coordinate reaching the maximum, p=0 none, else ``diff |diff|^(p-2) / dist^(p-1)``; 0 where dist == 0."""
+
+    save_inputs = (0, 1)
+    save_output = True
+
+    def forward(self, x1, x2, p):
+        xp = self.xp
+        self.p = p
+        diff = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+        if p == 0:
+            return xp.count_nonzero(diff, axis=-1).astype(diff.dtype)
+        if p == _INF:
+            return xp.amax(diff, axis=-1, initial=0.0)
+        if p == 1:
+            return xp.sum(diff, axis=-1)
+        if p == 2:
+            return xp.sqrt(xp.sum(diff * diff, axis=-1))
+        return xp.sum(diff**p, axis=-1) ** (1 / p)
+
+    def backward(self, grad):
+        from .comparison import where
+
+        x1, x2, out = self.saved_tensors
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
+        dist, g, p = out.unsqueeze(-1), grad.unsqueeze(-1), self.p
+        if p == 0:
+            each = diff * 0
+        elif p == 1:
+            each = g * diff.sign()
+        elif p == _INF:
+            each = g * diff.sign() * (diff.abs() == dist)
+        elif p == 2:
+            each = where(dist == 0, 0.0, g * diff / where(dist == 0, 1.0, dist))
+        else:
+            magnitude = diff.abs()
+            each = where(dist == 0, 0.0, g * diff * magnitude ** (p - 2) / where(dist == 0, 1.0, dist) ** (p - 1))
+            if p < 1:
+                each = where(diff == 0, 0.0, each)
+        grad1 = each.sum(-2) if self.needs_grad(0) else None
+        grad2 = -each.sum(-3) if self.needs_grad(1) else None
+        return grad1, grad2
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+    """Distances between each row of ``x1`` and each row of ``x2`` (batch dims broadcast); ``compute_mode``
+    is accepted and ignored (minitorch always takes the exact, difference-based path)."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_LEGACY_NAMES[x.dtype.name]}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"cdist: expected scalar type {_FLOAT_NAMES[x1.dtype.name]} but found "
+                           f"{_FLOAT_NAMES[x2.dtype.name]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return Cdist.apply(x1, x2, float(p))
+
+
 class Logsumexp(Op):
     """``log(sum(exp(x)))`` computed as ``m + log(sum(exp(x - m)))`` with m the max (finite) value;
     the gradient is the softmax ``exp(x - out)``."""
@@ -640,6 +800,9 @@ Tensor.prod = prod
 Tensor.sum_to_size = sum_to_size
 Tensor.cumsum = cumsum
 Tensor.cumprod = cumprod
+Tensor.cummax = cummax
+Tensor.cummin = cummin
+Tensor.logcumsumexp = logcumsumexp
 Tensor.max = max
 Tensor.min = min
 Tensor.amax = amax
@@ -651,11 +814,13 @@ Tensor.var = var
 Tensor.std = std
 Tensor.norm = norm
 Tensor.logsumexp = logsumexp
+Tensor.dist = dist
 Tensor.all = all
 Tensor.any = any
 Tensor.count_nonzero = count_nonzero
 
 __all__ = [
-    "sum", "mean", "prod", "sum_to_size", "cumsum", "cumprod", "max", "min", "amax", "amin", "aminmax", "argmax",
-    "argmin", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "all", "any", "count_nonzero",
+    "sum", "mean", "prod", "sum_to_size", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "max", "min",
+    "amax", "amin", "aminmax", "argmax", "argmin", "var", "std", "var_mean", "std_mean", "norm", "dist", "cdist",
+    "logsumexp", "all", "any", "count_nonzero",
 ]

@@ -497,6 +497,38 @@ class Index(ViewOp):
         return self.scatter_backward(grad)
 
 
+class Unfold(ViewOp):
+    """``unfold(dim, size, step)``: the windows of ``size`` elements every ``step`` along ``dim``, as a new
+    last dim; the windows overlap in memory when step < size, and their gradients add up (ViewScatter)."""
+
+    def geometry(self, shape, stride, offset, dim, size, step):
+        if not shape:  # a 0-dim tensor unfolds as one element
+            return (size,), (1,), offset
+        count = (shape[dim] - size) // step + 1
+        return (
+            shape[:dim] + (count,) + shape[dim + 1 :] + (size,),
+            stride[:dim] + (stride[dim] * step,) + stride[dim + 1 :] + (stride[dim],),
+            offset,
+        )
+
+    def backward(self, grad):
+        return self.scatter_backward(grad)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``Tensor.unfold``: a view of every window of ``size`` elements, ``step`` apart, along ``dimension``."""
+    ndim = input.dim()
+    dim = wrap_dim(dimension, max(ndim, 1))
+    n = input._array.shape[dim] if ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return Unfold.apply(input, dim, size, step)
+
+
 class AsStrided(ViewOp):
     """Any window of the storage. Backward scatters into the *storage* and re-reads the input's
     own window, so it is right for any non-overlapping input, contiguous or not."""
@@ -702,6 +734,38 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
     return tuple(input[before + (slice(start, stop),)] for start, stop in pairs)
 
 
+def _split_along(name: str, input: Tensor, indices_or_sections, dim: int, min_dims: int):
+    """hsplit / vsplit / dsplit: ``tensor_split`` along a fixed dim; a number of sections must divide it."""
+    if input.dim() < min_dims:
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {min_dims} dimension, but "
+            f"got a tensor with {input.dim()} dimensions!"
+        )
+    if isinstance(indices_or_sections, int):
+        n = input._array.shape[dim]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension {n} is not "
+                f"divisible by the split_size {indices_or_sections}!"
+            )
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections):
+    """Split along dim 1 (dim 0 of a 1-D tensor), as ``tensor_split``."""
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.dim() > 1 else 0, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections):
+    """Split along dim 0 of a tensor with at least 2 dims."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections):
+    """Split along dim 2 of a tensor with at least 3 dims."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
 def _T(self: Tensor) -> Tensor:
     return permute(self, tuple(reversed(range(self.dim()))))
 
@@ -715,7 +779,7 @@ def _mT(self: Tensor) -> Tensor:
 for _fn in (
     view, reshape, view_as, reshape_as, flatten, unflatten, permute, transpose, swapaxes, swapdims, t,
     movedim, moveaxis, expand, expand_as, squeeze, unsqueeze, narrow, select, diagonal, as_strided,
-    unbind, split, split_with_sizes, chunk, tensor_split,
+    unbind, split, split_with_sizes, chunk, tensor_split, unfold, hsplit, vsplit, dsplit,
 ):
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.swapaxes = Tensor.swapdims = transpose
@@ -729,6 +793,7 @@ __all__ = [
     "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "permute", "transpose", "swapaxes",
     "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "squeeze", "unsqueeze", "narrow", "select",
     "diagonal", "as_strided", "unbind", "split", "split_with_sizes", "chunk", "tensor_split",
+    "hsplit", "vsplit", "dsplit",
 ]
 
 
