@@ -78,7 +78,9 @@ def check_inplace(self: Tensor, recording: bool) -> None:
             f"{block} (if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
             "be tracked)."
         )
-    if base._grad_fn is None and base._requires_grad:
+    # PyTorch's test is "the view requires grad and its base is a leaf": the base itself need not require grad
+    # (a leaf made by requires_grad_() on a view, `torch.zeros(3).view(3).requires_grad_()`, is such a view).
+    if base._grad_fn is None and (base._requires_grad or self.requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
