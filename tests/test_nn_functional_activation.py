@@ -227,3 +227,31 @@ def test_meta_device_shapes():
     x = torch.empty(2, 3, device="meta")
     assert F.softmax(x, 1).shape == (2, 3) and F.gelu(x).device.type == "meta"
     assert F.log_softmax(x, 0).is_meta
+
+
+@pytest.mark.parametrize(
+    "name, fn, expected",
+    [  # expected: PyTorch 2.13's x.grad after y = fn(x); y.mul_(3.0); y.sum().backward()
+        ("hardsigmoid", F.hardsigmoid, [0.0, 0.5, 0.5, 0.5]),
+        ("hardtanh", F.hardtanh, [0.0, 0.0, 3.0, 0.0]),
+        ("leaky_relu", lambda t: F.leaky_relu(t, 0.2), [0.6, 0.6, 3.0, 3.0]),
+        ("elu", lambda t: F.elu(t, 0.5), [0.027473458333101268, 0.5518191617571635, 3.0, 3.0]),
+        ("softplus", F.softplus, [0.053958629886274666, 0.8068242641099854, 1.8673779936055637, 2.642391233933647]),
+        ("silu", F.silu, [-0.15799384467321873, 0.2169884643855398, 2.2198835619079555, 3.2723527463546866]),
+    ],
+)
+def test_activation_output_may_be_modified_in_place(name, fn, expected):
+    # PyTorch's activations save their input, not their output: an in-place op on the output is legal
+    x = torch.tensor([-4.0, -1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    y = fn(x)
+    y.mul_(3.0)
+    y.sum().backward()
+    assert x.grad.tolist() == pytest.approx(expected, rel=1e-7)
+
+
+def test_elu_second_derivative_from_its_input():
+    x = torch.tensor([-4.0, -1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(F.elu(x, 0.5).sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert gg.tolist() == pytest.approx([0.00915781944436709, 0.18393972058572117, 0.0, 0.0], rel=1e-12)
+    assert gradgradcheck(lambda t: F.elu(t, 0.7), (x.detach()[:2].clone().requires_grad_(),))

@@ -83,7 +83,8 @@ def _abs(x: Tensor) -> Tensor:
     return where(x < 0, -x, x)
 
 
-# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output
+# name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None here: like PyTorch's
+# (out-of-place) activations these save only their input, so an in-place op on the output stays legal
 ACTIVATIONS = {
     "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: g * ((x > lo) & (x < hi))),
     "leaky_relu": (
@@ -95,7 +96,9 @@ ACTIVATIONS = {
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: where(x > 0, g * scale, g * input_scale * (y + alpha * scale)),
+        lambda g, x, y, alpha, scale, input_scale: where(
+            x > 0, g * scale, g * (input_scale * alpha * scale) * (x.clamp(max=0) * input_scale).exp()
+        ),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
@@ -138,7 +141,7 @@ class Activation(Op):
     """Base of the table's ops: ``kernel`` and ``derivative`` come from ``ACTIVATIONS``."""
 
     save_inputs = (0,)
-    save_output = True
+    save_output = False
     kernel = derivative = None
 
     def forward(self, x, *params):
@@ -146,8 +149,8 @@ class Activation(Op):
         return type(self).kernel(self.xp, x, *params)
 
     def backward(self, grad):
-        x, y = self.saved_tensors
-        return type(self).derivative(grad, x, y, *self.params)
+        (x,) = self.saved_tensors
+        return type(self).derivative(grad, x, None, *self.params)
 
 
 OPS = {
