@@ -91,7 +91,9 @@ def test_view_shares_storage_with_pytorch_geometry(device, name, view, numpy_vie
 
 
 def row_major(shape, strides) -> bool:
-    """PyTorch's is_contiguous rule (size-1 dims are free), applied to numpy's strides."""
+    """PyTorch's is_contiguous rule (size-1 dims are free, empty tensors are contiguous), on numpy's strides."""
+    if 0 in shape:
+        return True
     expected = 1
     for n, s in zip(reversed(shape), reversed(strides)):
         if n != 1 and s != expected:
@@ -230,3 +232,12 @@ def test_double_backward_through_a_view_of_a_view():
     (g,) = torch.autograd.grad((w[2:6][0:2] * x).sum(), w, create_graph=True)
     (gx,) = torch.autograd.grad((g * torch.arange(6.0, dtype=torch.float64).reshape(6, 1)).sum(), x)
     assert gx.tolist() == [5.0]
+
+
+def test_empty_views_are_contiguous():
+    # PyTorch: a tensor with no elements is contiguous whatever its strides
+    x = torch.zeros(0, 2)
+    assert x.t().is_contiguous() and x[:, ::2].is_contiguous()
+    y = torch.zeros(2, 2, 1)[:, 1, 1:1]
+    assert y.shape == (2, 0) and y.is_contiguous()
+    assert torch.zeros(1, 0).reshape(0, 1, 0).is_contiguous()
