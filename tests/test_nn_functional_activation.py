@@ -255,3 +255,23 @@ def test_elu_second_derivative_from_its_input():
     (gg,) = torch.autograd.grad(g.sum(), x)
     assert gg.tolist() == pytest.approx([0.00915781944436709, 0.18393972058572117, 0.0, 0.0], rel=1e-12)
     assert gradgradcheck(lambda t: F.elu(t, 0.7), (x.detach()[:2].clone().requires_grad_(),))
+
+
+def test_masked_activation_gradients_select_rather_than_multiply():
+    # PyTorch's backward selects the incoming gradient where the activation passes it and writes 0 elsewhere,
+    # so a NaN arriving where the gradient is 0 stays out (expected: PyTorch 2.13, x.grad after backward(nan))
+    x = torch.tensor([-4.0, -1.0, 0.5, 2.0, 5.0], dtype=torch.float64, requires_grad=True)
+    nan = float("nan")
+    cases = {
+        "hardtanh": (F.hardtanh, [0.0, 0.0, nan, 0.0, 0.0]),
+        "hardsigmoid": (F.hardsigmoid, [0.0, nan, nan, nan, 0.0]),
+        "hardshrink": (F.hardshrink, [nan, nan, 0.0, nan, nan]),
+        "softshrink": (F.softshrink, [nan, nan, 0.0, nan, nan]),
+        "threshold": (lambda t: F.threshold(t, 0.6, 2.0), [0.0, 0.0, 0.0, nan, nan]),
+        "relu6": (F.relu6, [0.0, 0.0, nan, nan, nan]),
+        "hardswish": (F.hardswish, [0.0, nan, nan, nan, nan]),
+    }
+    for name, (fn, expected) in cases.items():
+        x.grad = None
+        fn(x).backward(torch.full((5,), nan, dtype=torch.float64))
+        np.testing.assert_array_equal(x.grad.numpy(), expected, err_msg=name)

@@ -75,8 +75,12 @@ def _softplus_kernel(xp, x, beta, threshold):
 
 
 def _hardswish_derivative(g, x, y):
-    middle = (x >= -3) & (x <= 3)
-    return g * ((x > 3) + middle * (x / 3 + 0.5))
+    return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g))
+
+
+def _masked(g, keep):
+    """``g`` where ``keep``, else 0: PyTorch selects (a NaN gradient outside ``keep`` becomes 0), not ``g * keep``."""
+    return where(keep, g, 0.0)
 
 
 def _abs(x: Tensor) -> Tensor:
@@ -86,7 +90,7 @@ def _abs(x: Tensor) -> Tensor:
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None here: like PyTorch's
 # (out-of-place) activations these save only their input, so an in-place op on the output stays legal
 ACTIVATIONS = {
-    "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: g * ((x > lo) & (x < hi))),
+    "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: _masked(g, (x > lo) & (x < hi))),
     "leaky_relu": (
         lambda xp, x, slope: xp.where(x > 0, x, x * slope),
         lambda g, x, y, slope: where(x > 0, g, g * slope),
@@ -115,19 +119,19 @@ ACTIVATIONS = {
     ),
     "logsigmoid": (lambda xp, x: -xp.logaddexp(0, -x), lambda g, x, y: g * (-x).sigmoid()),
     "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + _abs(x)) * (1 + _abs(x)))),
-    "hardsigmoid": (lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1), lambda g, x, y: g * ((x > -3) & (x < 3)) / 6),
+    "hardsigmoid": (lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1), lambda g, x, y: _masked(g / 6, (x > -3) & (x < 3))),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
         lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
-        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: _masked(g, (x > lambd) | (x < -lambd)),
     ),
     "softshrink": (
         lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
-        lambda g, x, y, lambd: g * ((x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: _masked(g, (x > lambd) | (x < -lambd)),
     ),
     "threshold": (
         lambda xp, x, threshold, value: xp.where(x > threshold, x, value).astype(x.dtype, copy=False),
-        lambda g, x, y, threshold, value: g * (x > threshold),
+        lambda g, x, y, threshold, value: _masked(g, x > threshold),
     ),
 }
 
