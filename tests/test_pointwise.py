@@ -395,3 +395,12 @@ def test_meta_device_shapes():
     assert out.shape == (2, 4, 3) and out.dtype == torch.float64
     assert torch.clamp(a, 0, 1).shape == (2, 1, 3)
     assert torch.exp(torch.ones(3, dtype=torch.int64, device="meta")).dtype == torch.float32
+
+
+def test_sign_of_nan_is_zero():
+    # PyTorch computes sign as (0 < x) - (x < 0): 0 at NaN (numpy's sign gives NaN)
+    x = torch.tensor([float("nan"), -0.0, -2.0, 3.0])
+    assert torch.sign(x).tolist() == [0.0, 0.0, -1.0, 1.0]
+    assert torch.sgn(x).tolist() == [0.0, 0.0, -1.0, 1.0]
+    x.sign_()
+    assert x.tolist() == [0.0, 0.0, -1.0, 1.0]

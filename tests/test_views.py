@@ -241,3 +241,11 @@ def test_empty_views_are_contiguous():
     y = torch.zeros(2, 2, 1)[:, 1, 1:1]
     assert y.shape == (2, 0) and y.is_contiguous()
     assert torch.zeros(1, 0).reshape(0, 1, 0).is_contiguous()
+
+
+def test_chunk_of_an_empty_dim_gives_chunks_empty_pieces():
+    # PyTorch: chunk(k) of a size-0 dim returns k empty tensors (split would return one)
+    pieces = torch.zeros(0, 3).chunk(4)
+    assert len(pieces) == 4 and all(p.shape == (0, 3) for p in pieces)
+    assert [p.shape for p in torch.zeros(2, 0).chunk(2, dim=1)] == [(2, 0), (2, 0)]
+    assert len(torch.zeros(1).chunk(4)) == 1

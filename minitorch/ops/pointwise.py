@@ -170,7 +170,12 @@ def _rounding(name: str):
 
 
 def _sign(xp, x):
-    return xp.sign(x) if x.dtype.kind != "b" else x.copy()
+    """PyTorch's ``(0 < x) - (x < 0)``: 0 at NaN (numpy's sign gives NaN there)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    if x.dtype.kind == "f":
+        return xp.where(xp.isnan(x), 0, xp.sign(x)).astype(x.dtype, copy=False)
+    return xp.sign(x)
 
 
 def _frac(xp, x):

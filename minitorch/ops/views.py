@@ -629,6 +629,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._array.shape[wrap_dim(dim, input.dim())]
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        return split(input, [0] * chunks, dim)
     return split(input, max(1, -(-n // chunks)), dim)
 
 
