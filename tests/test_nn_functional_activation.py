@@ -275,3 +275,12 @@ def test_masked_activation_gradients_select_rather_than_multiply():
         x.grad = None
         fn(x).backward(torch.full((5,), nan, dtype=torch.float64))
         np.testing.assert_array_equal(x.grad.numpy(), expected, err_msg=name)
+
+
+def test_softsign_second_derivative_at_zero():
+    # |x|'s derivative at 0 is 0 (PyTorch's sgn), so softsign'' is 0 there, not -2
+    x = torch.tensor([0.0, -0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(F.softsign(x).sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert g.tolist() == pytest.approx([1.0, 0.4444444444444444, 0.1111111111111111], rel=1e-12)
+    assert gg.tolist() == pytest.approx([0.0, 0.5925925925925926, -0.07407407407407407], rel=1e-12)

@@ -83,10 +83,6 @@ def _masked(g, keep):
     return where(keep, g, 0.0)
 
 
-def _abs(x: Tensor) -> Tensor:
-    return where(x < 0, -x, x)
-
-
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None here: like PyTorch's
 # (out-of-place) activations these save only their input, so an in-place op on the output stays legal
 ACTIVATIONS = {
@@ -118,7 +114,7 @@ ACTIVATIONS = {
         lambda g, x, y, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
     ),
     "logsigmoid": (lambda xp, x: -xp.logaddexp(0, -x), lambda g, x, y: g * (-x).sigmoid()),
-    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + _abs(x)) * (1 + _abs(x)))),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + x.abs()) * (1 + x.abs()))),
     "hardsigmoid": (lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1), lambda g, x, y: _masked(g / 6, (x > -3) & (x < 3))),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
