@@ -117,7 +117,7 @@ def test_piecewise_gradients_at_and_off_kinks(device):
         (F.relu6, [0, 0, 0, 0, 1, 1, 0, 0]),
         (F.hardtanh, [0, 0, 0, 1, 0, 0, 0, 0]),
         (F.hardsigmoid, [0, 0, 1 / 6, 1 / 6, 1 / 6, 0, 0, 0]),
-        (F.hardswish, [0, -0.5, 1 / 6, 0.5, 5 / 6, 1.5, 1, 1]),
+        (F.hardswish, [0, 0, 1 / 6, 0.5, 5 / 6, 1, 1, 1]),  # PyTorch 2.13: 0 at -3 and 1 at 3
     ]:
         (grad,) = torch.autograd.grad(fn(x).sum(), [x])
         np.testing.assert_allclose(grad.cpu().numpy(), expected, atol=1e-6)
@@ -284,3 +284,22 @@ def test_softsign_second_derivative_at_zero():
     (gg,) = torch.autograd.grad(g.sum(), x)
     assert g.tolist() == pytest.approx([1.0, 0.4444444444444444, 0.1111111111111111], rel=1e-12)
     assert gg.tolist() == pytest.approx([0.0, 0.5925925925925926, -0.07407407407407407], rel=1e-12)
+
+
+def test_masked_activation_gradients_at_nan_and_the_boundaries():
+    # expected: PyTorch 2.13's x.grad for backward(ones) at [nan, 0.5, 3, -3] (its kernels' own tests decide
+    # what a NaN input and a boundary get)
+    x = torch.tensor([float("nan"), 0.5, 3.0, -3.0], dtype=torch.float64, requires_grad=True)
+    cases = {
+        "hardtanh": (F.hardtanh, [1.0, 1.0, 0.0, 0.0]),
+        "hardsigmoid": (F.hardsigmoid, [0.0, 1 / 6, 0.0, 0.0]),
+        "hardshrink": (F.hardshrink, [1.0, 0.0, 1.0, 1.0]),
+        "softshrink": (F.softshrink, [1.0, 0.0, 1.0, 1.0]),
+        "threshold": (lambda t: F.threshold(t, 0.6, 2.0), [1.0, 0.0, 1.0, 0.0]),
+        "relu6": (F.relu6, [1.0, 1.0, 1.0, 0.0]),
+        "hardswish": (F.hardswish, [1.0, 0.6666666666666666, 1.0, 0.0]),
+    }
+    for name, (fn, expected) in cases.items():
+        x.grad = None
+        fn(x).backward(torch.ones(4, dtype=torch.float64))
+        assert x.grad.tolist() == pytest.approx(expected, rel=1e-7), name

@@ -75,18 +75,22 @@ def _softplus_kernel(xp, x, beta, threshold):
 
 
 def _hardswish_derivative(g, x, y):
-    return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g))
+    return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
 def _masked(g, keep):
-    """``g`` where ``keep``, else 0: PyTorch selects (a NaN gradient outside ``keep`` becomes 0), not ``g * keep``."""
+    """``g`` where ``keep``, else 0: PyTorch selects (a NaN gradient outside ``keep`` becomes 0), not ``g * keep``.
+    ``keep`` is written as PyTorch's kernels test it, so a NaN input gets the gradient exactly when PyTorch's does."""
     return where(keep, g, 0.0)
 
 
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None here: like PyTorch's
 # (out-of-place) activations these save only their input, so an in-place op on the output stays legal
 ACTIVATIONS = {
-    "hardtanh": (lambda xp, x, lo, hi: xp.clip(x, lo, hi), lambda g, x, y, lo, hi: _masked(g, (x > lo) & (x < hi))),
+    "hardtanh": (
+        lambda xp, x, lo, hi: xp.clip(x, lo, hi),
+        lambda g, x, y, lo, hi: _masked(g, ~((x <= lo) | (x >= hi))),
+    ),
     "leaky_relu": (
         lambda xp, x, slope: xp.where(x > 0, x, x * slope),
         lambda g, x, y, slope: where(x > 0, g, g * slope),
@@ -119,15 +123,15 @@ ACTIVATIONS = {
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
         lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
-        lambda g, x, y, lambd: _masked(g, (x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: _masked(g, ~((x >= -lambd) & (x <= lambd))),
     ),
     "softshrink": (
         lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
-        lambda g, x, y, lambd: _masked(g, (x > lambd) | (x < -lambd)),
+        lambda g, x, y, lambd: _masked(g, ~((x >= -lambd) & (x <= lambd))),
     ),
     "threshold": (
         lambda xp, x, threshold, value: xp.where(x > threshold, x, value).astype(x.dtype, copy=False),
-        lambda g, x, y, threshold, value: _masked(g, x > threshold),
+        lambda g, x, y, threshold, value: _masked(g, ~(x <= threshold)),
     ),
 }
 
