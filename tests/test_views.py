@@ -249,3 +249,9 @@ def test_chunk_of_an_empty_dim_gives_chunks_empty_pieces():
     assert len(pieces) == 4 and all(p.shape == (0, 3) for p in pieces)
     assert [p.shape for p in torch.zeros(2, 0).chunk(2, dim=1)] == [(2, 0), (2, 0)]
     assert len(torch.zeros(1).chunk(4)) == 1
+
+
+def test_unbind_of_an_empty_dim_is_an_empty_tuple():
+    assert torch.unbind(torch.zeros(0)) == ()
+    assert torch.zeros(0, 2, requires_grad=True).unbind(0) == ()
+    assert [t.shape for t in torch.zeros(0, 2).unbind(1)] == [(0,), (0,)]

@@ -602,6 +602,8 @@ def _zeros_like_shape(grads, shape):
 def unbind(input: Tensor, dim: int = 0):
     """The slices along ``dim``, as views (one graph node for all of them)."""
     dim = wrap_dim(dim, input.dim())
+    if input._array.shape[dim] == 0:  # no slices (PyTorch returns an empty tuple)
+        return ()
     return SplitViews.apply(input, dim, [1] * input._array.shape[dim], True, "Unbind")
 
 
