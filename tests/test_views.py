@@ -168,6 +168,10 @@ def test_basic_index_errors(device):
         x[..., ...]
     with pytest.raises(RuntimeError, match="exceeds dimension size"):
         x.narrow(1, 2, 3)
+    with pytest.raises(IndexError, match="start out of range"):  # PyTorch: IndexError for the start
+        x.narrow(1, 5, 0)
+    with pytest.raises(RuntimeError, match="length must be non-negative"):
+        x.narrow(1, 0, -1)
     with pytest.raises(RuntimeError, match="out of bounds for storage of size"):
         x.as_strided((4, 4), (4, 1))
 

@@ -503,9 +503,13 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     dim = wrap_dim(dim, input.dim())
     n = input._array.shape[dim]
     start = int(start)
+    if not -n <= start <= n:  # PyTorch: an IndexError for the start, a RuntimeError for the length
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if not 0 <= start <= n or length < 0 or start + length > n:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return Narrow.apply(input, dim, start, length)
 

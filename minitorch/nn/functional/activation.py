@@ -400,8 +400,10 @@ def _softmax_like(op, name: str, input: Tensor, dim, stacklevel: int, dtype) -> 
         dim = _softmax_dim(name, input.dim(), stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    check_floating(name, input)
     dim = wrap_dim(dim, input.dim())
+    if not input.dtype.is_floating_point:  # PyTorch's softmax kernels raise NotImplementedError here
+        kernel = f"{name}_lastdim_kernel_impl" if dim == max(input.dim() - 1, 0) else f"{name}_kernel_impl"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     if input.dim() == 0:
         return op.apply(input.reshape(1), 0).reshape(())
     return op.apply(input, dim)
