@@ -10,4 +10,7 @@ DIFFERENCES = {
              "argmax/cummax that differ from PyTorch's only among equal values (program.tie_checker)."),
     "RANDOM": ("docs/differences.md, 'dtypes and numbers': random streams are numpy's, not PyTorch's. The "
                "oracle draws all data with numpy and passes the same numbers to both (no random ops)."),
+    "UNIMPLEMENTED": ("docs/differences.md, 'dtypes and numbers': derivatives PyTorch does not implement "
+                      "exist in minitorch. When PyTorch's backward raises 'derivative for ... is not "
+                      "implemented', the oracle stops the gradient phase (counted as unimplemented_in_pytorch)."),
 }

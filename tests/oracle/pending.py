@@ -60,8 +60,6 @@ PENDING = {
     "torch.hypot": Entry("NEW: torch.hypot missing (only Tensor.hypot_ exists)", "draw"),
     "clamp.tensor": Entry("clamp gradient at the boundary (a tensor bound: the tie and NaN go to the input in "
                           "PyTorch)", "draw"),
-    "torch.floor_divide": Entry("NEW: floor_divide gives a zero gradient where PyTorch's backward raises "
-                                "'derivative for aten::floor_divide is not implemented'", "draw"),
 }
 
 
