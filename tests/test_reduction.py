@@ -315,13 +315,17 @@ def test_errors(device):
     empty = torch.zeros(0, 3, device=device)
     with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0"):
         empty.max()
-    with pytest.raises(RuntimeError, match=r"min\(\): Expected reduction dim 0 to have non-zero size"):
+    with pytest.raises(IndexError, match=r"min\(\): Expected reduction dim 0 to have non-zero size"):
         empty.min(0)
     assert empty.max(1).values.shape == (0,)
     with pytest.raises(RuntimeError, match=r"argmax\(\): Expected reduction dim to be specified"):
         empty.argmax()
-    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size"):
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim to be specified"):
         empty.amax()
+    with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.amax(0)  # PyTorch: IndexError for an empty reduction dim
+    with pytest.raises(IndexError, match=r"aminmax\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.aminmax(dim=0)
     ints = torch.tensor([1, 2], device=device)
     with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
         ints.mean()

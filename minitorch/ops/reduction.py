@@ -58,7 +58,7 @@ def _int64(op: Op):
 def _check_nonempty(name: str, shape: tuple, dims: tuple) -> None:
     for d in dims:
         if shape[d] == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")  # PyTorch: IndexError
 
 
 def _on_0d(fn, input: Tensor, *args):
@@ -335,6 +335,11 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
 
 
 def _extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if dim in (None, (), []) and input.numel() == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+            "dim with the 'dim' argument."
+        )
     dims = reduction_dims(dim, input.dim())
     _check_nonempty(name, input.shape, dims)
     return Extremum.apply(input, dims, keepdim, largest)

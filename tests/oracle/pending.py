@@ -168,9 +168,6 @@ KNOWN_OUTCOMES = [
     ("NEW: index out of range in index_select raises IndexError (PyTorch: RuntimeError)",
      lambda p, o, ns: _step_op(o) == "index_select" and getattr(o.got, "type", "") == "IndexError"
      and getattr(o.exp, "type", "") == "RuntimeError"),
-    ("NEW: amax/amin/max(dim)/min(dim) over a size-0 dim raise RuntimeError (PyTorch: IndexError)",
-     lambda p, o, ns: _step_op(o) in ("torch.amax", "torch.amin", "max.dim", "min.dim")
-     and getattr(o.got, "type", "") == "RuntimeError" and getattr(o.exp, "type", "") == "IndexError"),
 ]
 
 
