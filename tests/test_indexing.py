@@ -477,3 +477,15 @@ def test_ops_keep_their_own_copy_of_the_index():
     index.numpy()[:] = 2  # writing the index afterwards must not move the gradient
     (picked.sum() + selected.sum()).backward()
     assert x.grad.tolist() == [4.0, 0.0, 0.0]
+
+
+def test_index_select_of_a_0dim_tensor():
+    # PyTorch: exactly one index, and the result is 0-dim
+    x = torch.tensor(2.0, requires_grad=True)
+    out = x.index_select(0, torch.tensor([0]))
+    assert out.shape == () and out.item() == 2.0
+    out.backward()
+    assert x.grad.item() == 1.0
+    for index in (torch.tensor([0, 0]), torch.tensor([], dtype=torch.int64)):
+        with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value"):
+            x.index_select(0, index)

@@ -84,8 +84,6 @@ _NEW = {
                  "draw", _correction_ge_n),
     "var": Entry("NEW: std/var gradient when correction >= N (PyTorch: +inf everywhere; minitorch: signed inf)",
                  "draw", _correction_ge_n),
-    "index_select": Entry("NEW: index_select of a 0-dim tensor returns shape (1,) and accepts 0 or 2 indices",
-                          "draw", _zero_dim),
     "topk": Entry("NEW: topk(k=0) of a 0-dim tensor raises", "draw", _zero_dim),
     "torch.erf": Entry("NEW: erf of a 0-dim float32 tensor raises TypeError", "draw", _zero_dim),
     "Tensor.erf": Entry("NEW: erf of a 0-dim float32 tensor raises TypeError", "draw", _zero_dim),
