@@ -404,3 +404,9 @@ def test_sign_of_nan_is_zero():
     assert torch.sgn(x).tolist() == [0.0, 0.0, -1.0, 1.0]
     x.sign_()
     assert x.tolist() == [0.0, 0.0, -1.0, 1.0]
+
+
+def test_erf_of_a_0dim_float32_tensor():
+    # erf(0.5) = 0.5204998778 (PyTorch 2.13 float32: 0.5205)
+    assert torch.erf(torch.tensor(0.5)).item() == pytest.approx(0.5204998778, rel=1e-6)
+    assert torch.tensor(-0.5).erf().shape == ()

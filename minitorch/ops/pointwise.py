@@ -117,12 +117,13 @@ _ERF_ONE_FLOAT32 = 3.92
 
 def _erf_single(xp, x):
     """erf of a float32 (or float16) array, to float32 accuracy; NaN stays NaN and erf(-0) = -0."""
-    t = xp.abs(x.astype(xp.float64))
+    flat = x.reshape(-1)  # 1-d: numpy's ufuncs give a 0-dim input back as a scalar, which `out=` refuses
+    t = xp.abs(flat.astype(xp.float64))
     xp.clip(t, 0.0, _ERF_ONE_FLOAT32, out=t)
     q = _polynomial(_LOG_ERFC_OVER_X, t)
     q *= t  # log(erfc(|x|)), relative accuracy near 0
     xp.expm1(q, out=q)  # -erf(|x|)
-    return xp.copysign(q, x, out=q).astype(x.dtype, copy=False)
+    return xp.copysign(q, flat, out=q).astype(x.dtype, copy=False).reshape(x.shape)
 
 
 def _erf(xp, x):
