@@ -410,3 +410,19 @@ def test_erf_of_a_0dim_float32_tensor():
     # erf(0.5) = 0.5204998778 (PyTorch 2.13 float32: 0.5205)
     assert torch.erf(torch.tensor(0.5)).item() == pytest.approx(0.5204998778, rel=1e-6)
     assert torch.tensor(-0.5).erf().shape == ()
+
+
+def test_hypot():
+    # expected: PyTorch 2.13 (values, and the gradients a / out, b / out: NaN at (0, 0))
+    a = torch.tensor([3.0, 0.0, -1e200, 1.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([4.0, 0.0, 1e200, -2.0], dtype=torch.float64, requires_grad=True)
+    out = torch.hypot(a, b)
+    np.testing.assert_allclose(out.detach().numpy(), [5.0, 0.0, 1.4142135623730951e200, 2.23606797749979])
+    out.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [0.6, np.nan, -0.7071067811865476, 0.4472135954999579])
+    np.testing.assert_allclose(b.grad.numpy(), [0.8, np.nan, 0.7071067811865476, -0.8944271909999159])
+    x = torch.ones(2)
+    assert x.hypot_(torch.ones(2)) is x and x.tolist() == pytest.approx([2**0.5] * 2)
+    p = torch.tensor([[0.5, -1.0], [2.0, 0.3]], dtype=torch.float64, requires_grad=True)
+    q = torch.tensor([1.5, -0.7], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(torch.hypot, (p, q)) and gradgradcheck(torch.hypot, (p, q))

@@ -469,6 +469,26 @@ def atan2(input: Tensor, other) -> Tensor:
 arctan2 = atan2
 
 
+class Hypot(Elementwise):
+    """``sqrt(a^2 + b^2)`` without overflow (numpy's hypot); d/da = a / out, d/db = b / out (PyTorch's
+    formula, which keeps the output: NaN at (0, 0) as in PyTorch)."""
+
+    save_inputs = (0, 1)
+    save_output = True
+
+    def compute(self, a, b):
+        a, b, _ = promote(self, a, b, to_float=True)
+        return self.xp.hypot(a, b)
+
+    def backward(self, grad):
+        a, b, out = self.saved_tensors
+        return (grad * a / out if self.needs_grad(0) else None), (grad * b / out if self.needs_grad(1) else None)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    return Hypot.apply(input, other)
+
+
 class LogAddExp(Elementwise):
     """``log(exp(a) + exp(b))`` without overflow; the gradients are softmax weights exp(a - out), exp(b - out)."""
 
@@ -562,7 +582,7 @@ absolute, fix = abs, trunc  # noqa: F821
 __all__ = list(UNARY) + [
     "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "fix", "round", "nan_to_num",
     "clamp", "clamp_min", "clamp_max", "clip", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2",
-    "logaddexp", "logaddexp2", "xlogy", "lerp",
+    "logaddexp", "logaddexp2", "xlogy", "lerp", "hypot",
 ]
 
 for _name in __all__:

@@ -57,7 +57,6 @@ PENDING = {
     "cummax": Entry("NEW: torch.cummax missing", "draw"),
     "logcumsumexp": Entry("NEW: torch.logcumsumexp missing", "draw"),
     "unfold": Entry("NEW: Tensor.unfold missing", "draw"),
-    "torch.hypot": Entry("NEW: torch.hypot missing (only Tensor.hypot_ exists)", "draw"),
     "clamp.tensor": Entry("clamp gradient at the boundary (a tensor bound: the tie and NaN go to the input in "
                           "PyTorch)", "draw"),
 }
