@@ -135,7 +135,8 @@ KNOWN_OUTCOMES = [
      lambda p, o, ns: o.check == "exception" and o.exp is None and "graph a second time" in _msg(o.got)),
     ("PyTorch saves sgn's result for its (zero) real gradient, so an in-place op on it raises at backward; "
      "minitorch saves nothing there",
-     lambda p, o, ns: o.got is None and "of Sgn" in _msg(o.exp) and "modified by an inplace" in _msg(o.exp)),
+     lambda p, o, ns: o.got is None and "modified by an inplace" in _msg(o.exp)
+     and ("of Sgn" in _msg(o.exp) or any(s.op in ("torch.sgn", "Tensor.sgn") for s in p.steps))),
     ("NEW: take_along_dim/gather do not save their input (minitorch needs only its shape), so modifying it in "
      "place before backward does not raise as in PyTorch",
      lambda p, o, ns: o.got is None and "modified by an inplace operation" in _msg(o.exp)
@@ -144,16 +145,28 @@ KNOWN_OUTCOMES = [
      "minitorch 0",
      lambda p, o, ns: o.check == "gradgrad" and np.isnan(o.exp["values"]).any()
      and not np.isnan(o.got["values"]).any() and any(s.op in ("torch.pow", "rpow.op", "op**") for s in p.steps)),
+    ("NEW: fills (zero_, fill_, masked_fill_) of an expanded tensor raise the internal-overlap error; PyTorch "
+     "allows them (every element gets the same value)",
+     lambda p, o, ns: o.exp is None and "more than one element of the written-to tensor" in _msg(o.got)
+     and _step_op(o) in ("Tensor.zero_", "Tensor.fill_", "Tensor.masked_fill_", "setitem.scalar",
+                         "setitem.mask")),
+    ("norm/vector_norm second derivative at 0 (PyTorch NaN, minitorch 0; norm create_graph is being fixed)",
+     lambda p, o, ns: o.check == "gradgrad" and np.isnan(o.exp["values"]).any()
+     and not np.isnan(o.got["values"]).any() and any(s.op in ("norm", "linalg.vector_norm") for s in p.steps)),
+    ("NEW: cat does not skip legacy 1-d empty tensors (PyTorch: torch.cat([zeros(0), zeros(0)], 1) is allowed)",
+     lambda p, o, ns: _step_op(o) in ("cat", "cat.self") and o.exp is None
+     and getattr(o.got, "type", "") == "IndexError"),
     ("NEW: index_add_ checks the index range before the index count (IndexError; PyTorch: RuntimeError)",
      lambda p, o, ns: _step_op(o) == "Tensor.index_add_" and getattr(o.got, "type", "") == "IndexError"
      and getattr(o.exp, "type", "") == "RuntimeError"),
     ("NEW: relu backward at a NaN input gives 0 (PyTorch's threshold_backward passes the gradient: x <= 0 is "
      "false at NaN)",
      lambda p, o, ns: o.check in ("grad", "grad create_graph", "gradgrad")
-     and any(s.op in ("torch.relu", "Tensor.relu", "F.relu") and _has_nan(ns, s.inputs[0]) for s in p.steps)),
-    ("NEW: prod backward of an empty tensor under create_graph gives requires_grad=False",
+     and any(s.op in ("torch.relu", "Tensor.relu", "F.relu", "Tensor.relu_") and _has_nan(ns, s.inputs[0])
+             for s in p.steps)),
+    ("NEW: prod backward of an empty slice under create_graph gives requires_grad=False",
      lambda p, o, ns: o.check == "grad create_graph" and "requires_grad False" in o.failure
-     and 0 in o.exp["shape"] and any(s.op == "torch.prod" for s in p.steps)),
+     and any(s.op == "torch.prod" for s in p.steps)),
     ("atan2 grad at (0,0)",
      lambda p, o, ns: o.check in ("grad", "grad create_graph", "gradgrad")
      and any(s.op == "torch.atan2" for s in p.steps) and np.isnan(o.got["values"]).any()),

@@ -39,10 +39,14 @@ class Leaf:
     view: str = ""       # "", ".transpose(0, -1)", "[::2]": the input v<k> is a view of the leaf
 
     def source(self, literal):
-        data = repr(self.data.tolist()) if literal else f"_D['{self.name}']"
+        """A leaf that is not a view (PyTorch treats views of a temporary specially in places): nested
+        lists give the shape, an empty shape is spelled out."""
         shape = tuple(self.data.shape)
         rg = ".requires_grad_()" if self.requires_grad else ""
-        return f"{self.name} = torch.tensor({data}, dtype=torch.{self.dtype}).reshape({shape}){rg}"
+        if 0 in shape:
+            return f"{self.name} = torch.zeros({shape}, dtype=torch.{self.dtype}){rg}"
+        data = repr(self.data.tolist()) if literal else f"_D['{self.name}']"
+        return f"{self.name} = torch.tensor({data}, dtype=torch.{self.dtype}){rg}"
 
 
 @dataclass
@@ -265,7 +269,17 @@ def tie_checker(step, ns_torch_inputs, mod_input):
     src = mod_input
     dim = o.index_dim(step.args) if o.index_dim else None
 
+    def same(a, b):  # values equal within the dtype's tolerance (near-ties: one ulp apart in float32)
+        return a.shape == b.shape and close(a, b, str(src.dtype), "value")
+
     def ok(exp_idx, got_idx):
+        accepted = _ok(exp_idx, got_idx)
+        ok.used |= accepted
+        return accepted
+
+    ok.used = False
+
+    def _ok(exp_idx, got_idx):
         if exp_idx.shape != got_idx.shape or exp_idx.dtype.kind not in "iu":
             return False
         x = src.reshape(-1) if dim is None or src.ndim == 0 else src
@@ -277,11 +291,10 @@ def tie_checker(step, ns_torch_inputs, mod_input):
                 ei, gi = np.expand_dims(ei, dim), np.expand_dims(gi, dim)
             if (gi < 0).any() or (gi >= x.shape[dim]).any():
                 return False
-            return bool(np.array_equal(np.take_along_axis(x, ei, dim), np.take_along_axis(x, gi, dim),
-                                       equal_nan=True))
+            return same(np.take_along_axis(x, ei, dim), np.take_along_axis(x, gi, dim))
         if (got_idx < 0).any() or (got_idx >= x.size).any():
             return False
-        return bool(np.array_equal(pick(exp_idx), pick(got_idx), equal_nan=True))
+        return same(np.asarray(pick(exp_idx)), np.asarray(pick(got_idx)))
 
     return ok
 
@@ -350,6 +363,7 @@ def compare(prog, torch_mod, mini_mod, torch_ref=None):
     ns_m = namespace(mini_mod, prog)
     res = Outcome()
     ties = {}
+    layout_values = set()  # as_strided views whose values follow a layout that differs (layout_inherited)
     labels = prog.lines()
     steps = {f"step {s.out} {s.op}": s for s in prog.steps}
     for label, src in labels:
@@ -382,8 +396,13 @@ def compare(prog, torch_mod, mini_mod, torch_ref=None):
             res.layout_inherited = True
             if step.op == "as_strided":  # it reads memory in storage order: the values follow the layout
                 got = {**got, "values": exp["values"]}
+                layout_values.add(step.out)
         ties[step.out] = tie_checker(step, ns_t, before_t)
         d = diff(exp, got, "value", ties[step.out])
+        if ties[step.out] is not None and ties[step.out].used:
+            # indices differ among ties (differences.TIES): what depends on them is checked op by op, and
+            # the gradients (routed by those indices) for structure only
+            res.diverged = True
         if d and "values differ" in d and op_locally_right(prog, step, mini_mod, torch_mod, got):
             res.diverged = True
             continue
@@ -393,6 +412,8 @@ def compare(prog, torch_mod, mini_mod, torch_ref=None):
     for name in [lf.name for lf in prog.leaves] + [s.out for s in prog.steps]:
         exp, got = snap(ns_t.get(name)), snap(ns_m.get(name))
         d = diff(exp, got, "value", ties.get(name))
+        if d and name in layout_values and "values differ" in d:
+            continue
         if d and res.partial_write and "values differ" in d:
             continue  # PyTorch wrote part of a failed in-place op's result: counted, see partial_write
         if d and not (res.diverged and "values differ" in d):
@@ -504,11 +525,12 @@ def op_locally_right(prog, step, mini_mod, torch_mod, got):
             ns_t[name] = _to_torch(torch_mod, val)
     if exec_line(step.source(), ns_t, step.out) is not None:
         return False
-    exp = _snap_step(ns_t, step, False)
-    got = {**got, "contiguous": None} if isinstance(got, dict) else got
-    if isinstance(exp, dict):
-        exp = {**exp, "requires_grad": got["requires_grad"] if isinstance(got, dict) else None}
-    return diff(exp, got) is None
+    def values_only(x):
+        if isinstance(x, list):
+            return [values_only(e) for e in x]
+        return {**x, "contiguous": None, "requires_grad": None} if isinstance(x, dict) else x
+
+    return diff(values_only(_snap_step(ns_t, step, False)), values_only(got)) is None
 
 
 def _to_torch(torch_mod, val):
