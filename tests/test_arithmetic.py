@@ -299,3 +299,13 @@ def test_meta_device(device):
     out = a / b
     assert out.shape == (3, 4) and out.dtype == torch.float32 and out.device.type == "meta"
     assert (a // a).dtype == torch.int32 and (a ** a).shape == (3, 1) and (a % 2).dtype == torch.int32
+
+
+def test_div_second_derivative_at_a_zero_divisor_is_infinite():
+    # d2(a / b)/db2 = 2a / b^3: +-inf at b = +-0 (PyTorch 2.13), not nan
+    b = torch.tensor([0.0, -0.0, 2.0], dtype=torch.float64, requires_grad=True)
+    a = torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64)
+    (g,) = torch.autograd.grad((a / b).sum(), b, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), b)
+    assert g.tolist() == [float("-inf"), float("-inf"), -0.25]
+    assert gg.tolist() == [float("inf"), float("-inf"), 0.25]

@@ -338,3 +338,23 @@ def test_multi_dot_and_chain_matmul():
     assert out.dim() == 0
     with pytest.raises(RuntimeError, match="multi_dot\\(\\): expected at least 2 tensors but got 1"):
         torch.linalg.multi_dot([mats[0]])
+
+
+def test_batched_matmul_and_linear_backward_with_an_empty_inner_or_output_dim():
+    # PyTorch: the gradients are empty (or zero) tensors of the operands' shapes
+    a = torch.zeros(1, 1, 1)
+    b = torch.zeros(1, 0, requires_grad=True)
+    torch.matmul(a, b).sum().backward()
+    assert b.grad.shape == (1, 0)
+    c = torch.zeros(2, 2, 0)
+    d = torch.zeros(0, 3, requires_grad=True)
+    torch.matmul(c, d).sum().backward()
+    assert d.grad.shape == (0, 3)
+    x = torch.zeros(1, 1, 0)
+    w = torch.zeros(3, 0, requires_grad=True)
+    torch.nn.functional.linear(x, w, torch.zeros(3)).sum().backward()
+    assert w.grad.shape == (3, 0)
+    x = torch.ones(2, 2, 3, requires_grad=True)
+    w = torch.zeros(0, 3, requires_grad=True)
+    torch.nn.functional.linear(x, w).sum().backward()
+    assert w.grad.shape == (0, 3) and x.grad.tolist() == torch.zeros(2, 2, 3).tolist()

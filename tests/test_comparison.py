@@ -266,3 +266,16 @@ def test_meta_device():
     assert (a < b).shape == (2, 3) and (a < b).dtype == torch.bool
     assert torch.isclose(a, a).shape == (2, 1)
     assert torch.where(a > 0, a, b).shape == (2, 3)
+
+
+def test_masked_fill_broadcasts_input_and_mask():
+    # PyTorch: out of place the result has the broadcast shape; in place the mask must fit the input
+    x = torch.zeros(1, 1, requires_grad=True)
+    out = x.masked_fill(torch.tensor([True, False]), 2.0)
+    assert out.shape == (1, 2) and out.tolist() == [[2.0, 0.0]]
+    out.sum().backward()
+    assert x.grad.tolist() == [[1.0]]
+    y = torch.zeros(1, 1)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        y.masked_fill_(torch.tensor([True, False]), 2.0)
+    assert y.tolist() == [[0.0]]

@@ -623,3 +623,15 @@ def test_int32_indices_where_pytorch_takes_them(device):
         x[i16]
     with pytest.raises(RuntimeError, match=r"but got torch.ShortTensor instead \(while checking arguments for embedding"):
         torch.nn.functional.embedding(i16, x)
+
+
+def test_index_select_of_a_0dim_tensor():
+    # PyTorch: exactly one index, and the result is 0-dim
+    x = torch.tensor(2.0, requires_grad=True)
+    out = x.index_select(0, torch.tensor([0]))
+    assert out.shape == () and out.item() == 2.0
+    out.backward()
+    assert x.grad.item() == 1.0
+    for index in (torch.tensor([0, 0]), torch.tensor([], dtype=torch.int64)):
+        with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value"):
+            x.index_select(0, index)

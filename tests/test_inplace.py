@@ -31,6 +31,20 @@ def test_vw1_leaf_and_view_of_leaf_in_place():
     assert a._version == 1 and a.is_leaf and a.tolist() == [2.0, 3.0, 4.0]
 
 
+def test_vw1_leaf_that_is_a_view_of_a_tensor_without_grad():
+    # requires_grad_() on a view makes a leaf whose base needs no grad: writing through a view of it must
+    # still raise (PyTorch checks "the view requires grad and its base is a leaf"), not make it a non-leaf
+    a = torch.zeros(3).view(3).requires_grad_()
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        a[0] = 5.0
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        a[1:].mul_(2)
+    assert a.is_leaf and a.grad_fn is None and a.tolist() == [0.0, 0.0, 0.0]
+    b = torch.zeros(3)
+    b[:2].mul_(torch.ones(2, requires_grad=True))  # a view needing no grad of a leaf needing none: allowed
+    assert b.requires_grad and not b.is_leaf
+
+
 def test_vw2_versions_shared_by_views_and_detach():
     x = torch.zeros(4)
     v, d = x[1:3], x.detach()

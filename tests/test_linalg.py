@@ -413,3 +413,19 @@ def test_meta_device_shapes():
     assert tuple(linalg.eigh(A).eigenvectors.shape) == (5, 3, 3)
     U, S, Vh = linalg.svd(torch.empty(5, 4, 3, device="meta"), full_matrices=False)
     assert (tuple(U.shape), tuple(S.shape), tuple(Vh.shape)) == ((5, 4, 3), (5, 3), (5, 3, 3))
+
+
+def test_inf_norm_of_an_empty_tensor_over_a_nonempty_dim():
+    # PyTorch: only an empty *reduced* dim has no identity for the inf norms
+    x = torch.zeros(0, 1, requires_grad=True)
+    y = torch.linalg.vector_norm(x, float("inf"), dim=-1)
+    assert y.shape == (0,)
+    y.sum().backward()
+    assert x.grad.shape == (0, 1)
+    assert torch.norm(torch.zeros(0, 1, 1), p=float("inf"), dim=(1, 2)).shape == (0,)
+    assert torch.linalg.vector_norm(torch.zeros(0, 1), float("-inf"), dim=1).shape == (0,)
+    for call in (lambda: torch.linalg.vector_norm(torch.zeros(0, 1), float("inf"), dim=0),
+                 lambda: torch.linalg.vector_norm(torch.zeros(0, 1), float("inf")),
+                 lambda: torch.norm(torch.zeros(0, 1), p=float("inf"))):
+        with pytest.raises(RuntimeError, match="does not have an identity"):
+            call()

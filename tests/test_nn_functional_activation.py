@@ -323,3 +323,79 @@ def test_elu_family_derivatives_at_zero_match_pytorch(device):
         assert grad.item() == pytest.approx(first, rel=1e-12) and second.item() == 0.0
         x = torch.tensor([-0.7, 0.4], dtype=torch.float64, device=device, requires_grad=True)
         assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize(
+    "name, fn, expected",
+    [  # expected: PyTorch 2.13's x.grad after y = fn(x); y.mul_(3.0); y.sum().backward()
+        ("hardsigmoid", F.hardsigmoid, [0.0, 0.5, 0.5, 0.5]),
+        ("hardtanh", F.hardtanh, [0.0, 0.0, 3.0, 0.0]),
+        ("leaky_relu", lambda t: F.leaky_relu(t, 0.2), [0.6, 0.6, 3.0, 3.0]),
+        ("elu", lambda t: F.elu(t, 0.5), [0.027473458333101268, 0.5518191617571635, 3.0, 3.0]),
+        ("softplus", F.softplus, [0.053958629886274666, 0.8068242641099854, 1.8673779936055637, 2.642391233933647]),
+        ("silu", F.silu, [-0.15799384467321873, 0.2169884643855398, 2.2198835619079555, 3.2723527463546866]),
+    ],
+)
+def test_activation_output_may_be_modified_in_place(name, fn, expected):
+    # PyTorch's activations save their input, not their output: an in-place op on the output is legal
+    x = torch.tensor([-4.0, -1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    y = fn(x)
+    y.mul_(3.0)
+    y.sum().backward()
+    assert x.grad.tolist() == pytest.approx(expected, rel=1e-7)
+
+
+def test_elu_second_derivative_from_its_input():
+    x = torch.tensor([-4.0, -1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(F.elu(x, 0.5).sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert gg.tolist() == pytest.approx([0.00915781944436709, 0.18393972058572117, 0.0, 0.0], rel=1e-12)
+    assert gradgradcheck(lambda t: F.elu(t, 0.7), (x.detach()[:2].clone().requires_grad_(),))
+
+
+def test_masked_activation_gradients_select_rather_than_multiply():
+    # PyTorch's backward selects the incoming gradient where the activation passes it and writes 0 elsewhere,
+    # so a NaN arriving where the gradient is 0 stays out (expected: PyTorch 2.13, x.grad after backward(nan))
+    x = torch.tensor([-4.0, -1.0, 0.5, 2.0, 5.0], dtype=torch.float64, requires_grad=True)
+    nan = float("nan")
+    cases = {
+        "hardtanh": (F.hardtanh, [0.0, 0.0, nan, 0.0, 0.0]),
+        "hardsigmoid": (F.hardsigmoid, [0.0, nan, nan, nan, 0.0]),
+        "hardshrink": (F.hardshrink, [nan, nan, 0.0, nan, nan]),
+        "softshrink": (F.softshrink, [nan, nan, 0.0, nan, nan]),
+        "threshold": (lambda t: F.threshold(t, 0.6, 2.0), [0.0, 0.0, 0.0, nan, nan]),
+        "relu6": (F.relu6, [0.0, 0.0, nan, nan, nan]),
+        "hardswish": (F.hardswish, [0.0, nan, nan, nan, nan]),
+    }
+    for name, (fn, expected) in cases.items():
+        x.grad = None
+        fn(x).backward(torch.full((5,), nan, dtype=torch.float64))
+        np.testing.assert_array_equal(x.grad.numpy(), expected, err_msg=name)
+
+
+def test_softsign_second_derivative_at_zero():
+    # |x|'s derivative at 0 is 0 (PyTorch's sgn), so softsign'' is 0 there, not -2
+    x = torch.tensor([0.0, -0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(F.softsign(x).sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert g.tolist() == pytest.approx([1.0, 0.4444444444444444, 0.1111111111111111], rel=1e-12)
+    assert gg.tolist() == pytest.approx([0.0, 0.5925925925925926, -0.07407407407407407], rel=1e-12)
+
+
+def test_masked_activation_gradients_at_nan_and_the_boundaries():
+    # expected: PyTorch 2.13's x.grad for backward(ones) at [nan, 0.5, 3, -3] (its kernels' own tests decide
+    # what a NaN input and a boundary get)
+    x = torch.tensor([float("nan"), 0.5, 3.0, -3.0], dtype=torch.float64, requires_grad=True)
+    cases = {
+        "hardtanh": (F.hardtanh, [1.0, 1.0, 0.0, 0.0]),
+        "hardsigmoid": (F.hardsigmoid, [0.0, 1 / 6, 0.0, 0.0]),
+        "hardshrink": (F.hardshrink, [1.0, 0.0, 1.0, 1.0]),
+        "softshrink": (F.softshrink, [1.0, 0.0, 1.0, 1.0]),
+        "threshold": (lambda t: F.threshold(t, 0.6, 2.0), [1.0, 0.0, 1.0, 0.0]),
+        "relu6": (F.relu6, [1.0, 1.0, 1.0, 0.0]),
+        "hardswish": (F.hardswish, [1.0, 0.6666666666666666, 1.0, 0.0]),
+    }
+    for name, (fn, expected) in cases.items():
+        x.grad = None
+        fn(x).backward(torch.ones(4, dtype=torch.float64))
+        assert x.grad.tolist() == pytest.approx(expected, rel=1e-7), name

@@ -494,3 +494,18 @@ def test_dtype_errors_as_in_pytorch(device):
     with pytest.raises(NotImplementedError, match="\"invert_cpu\" not implemented for 'Float'"):
         x.bitwise_not()
     assert (~b).tolist() == [False, False] and torch.relu(i).tolist() == [1, 1]
+
+
+def test_sign_of_nan_is_zero():
+    # PyTorch computes sign as (0 < x) - (x < 0): 0 at NaN (numpy's sign gives NaN)
+    x = torch.tensor([float("nan"), -0.0, -2.0, 3.0])
+    assert torch.sign(x).tolist() == [0.0, 0.0, -1.0, 1.0]
+    assert torch.sgn(x).tolist() == [0.0, 0.0, -1.0, 1.0]
+    x.sign_()
+    assert x.tolist() == [0.0, 0.0, -1.0, 1.0]
+
+
+def test_erf_of_a_0dim_float32_tensor():
+    # erf(0.5) = 0.5204998778 (PyTorch 2.13 float32: 0.5205)
+    assert torch.erf(torch.tensor(0.5)).item() == pytest.approx(0.5204998778, rel=1e-6)
+    assert torch.tensor(-0.5).erf().shape == ()

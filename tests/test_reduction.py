@@ -338,6 +338,8 @@ def test_errors(device):
         empty.amax(())
     with pytest.raises(RuntimeError, match=r"aminmax\(\): cannot compute aminmax over an empty dimension"):
         empty.aminmax()
+    with pytest.raises(IndexError, match=r"aminmax\(\): Expected reduction dim 0 to have non-zero size"):
+        empty.aminmax(dim=0)
     ints = torch.tensor([1, 2], device=device)
     with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
         ints.mean()

@@ -185,3 +185,13 @@ def test_errors(device):
         torch.zeros(2, 0, device=device).median(1)
     with pytest.raises(IndexError, match="kthvalue\\(\\): Expected reduction dim 0 to have non-zero size"):
         torch.zeros(0, device=device).kthvalue(1)
+
+
+
+
+def test_topk_of_a_0dim_tensor_with_k_0():
+    # PyTorch 2.13: a 0-dim input gives its element back for k = 0 as for k = 1
+    values, indices = torch.topk(torch.tensor(2.0), 0)
+    assert values.shape == () and values.item() == 2.0 and indices.item() == 0
+    with pytest.raises(RuntimeError, match="k out of range"):
+        torch.topk(torch.tensor(2.0), 2)

@@ -91,7 +91,9 @@ def test_view_shares_storage_with_pytorch_geometry(device, name, view, numpy_vie
 
 
 def row_major(shape, strides) -> bool:
-    """PyTorch's is_contiguous rule (size-1 dims are free), applied to numpy's strides."""
+    """PyTorch's is_contiguous rule (size-1 dims are free, empty tensors are contiguous), on numpy's strides."""
+    if 0 in shape:
+        return True
     expected = 1
     for n, s in zip(reversed(shape), reversed(strides)):
         if n != 1 and s != expected:
@@ -166,6 +168,10 @@ def test_basic_index_errors(device):
         x[..., ...]
     with pytest.raises(RuntimeError, match="exceeds dimension size"):
         x.narrow(1, 2, 3)
+    with pytest.raises(IndexError, match="start out of range"):  # PyTorch: IndexError for the start
+        x.narrow(1, 5, 0)
+    with pytest.raises(RuntimeError, match="length must be non-negative"):
+        x.narrow(1, 0, -1)
     with pytest.raises(RuntimeError, match="out of bounds for storage of size"):
         x.as_strided((4, 4), (4, 1))
 
@@ -363,3 +369,26 @@ def test_inplace_view_ops_errors_leave_self_unchanged():
     d = torch.arange(6.0)[2:]
     d.as_strided_((2,), (1,))  # the offset stays self's
     assert geometry(d) == ((2,), (1,), 2) and d.tolist() == [2.0, 3.0]
+
+
+def test_empty_views_are_contiguous():
+    # PyTorch: a tensor with no elements is contiguous whatever its strides
+    x = torch.zeros(0, 2)
+    assert x.t().is_contiguous() and x[:, ::2].is_contiguous()
+    y = torch.zeros(2, 2, 1)[:, 1, 1:1]
+    assert y.shape == (2, 0) and y.is_contiguous()
+    assert torch.zeros(1, 0).reshape(0, 1, 0).is_contiguous()
+
+
+def test_chunk_of_an_empty_dim_gives_chunks_empty_pieces():
+    # PyTorch: chunk(k) of a size-0 dim returns k empty tensors (split would return one)
+    pieces = torch.zeros(0, 3).chunk(4)
+    assert len(pieces) == 4 and all(p.shape == (0, 3) for p in pieces)
+    assert [p.shape for p in torch.zeros(2, 0).chunk(2, dim=1)] == [(2, 0), (2, 0)]
+    assert len(torch.zeros(1).chunk(4)) == 1
+
+
+def test_unbind_of_an_empty_dim_is_an_empty_tuple():
+    assert torch.unbind(torch.zeros(0)) == ()
+    assert torch.zeros(0, 2, requires_grad=True).unbind(0) == ()
+    assert [t.shape for t in torch.zeros(0, 2).unbind(1)] == [(0,), (0,)]

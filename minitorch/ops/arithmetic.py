@@ -143,7 +143,9 @@ class Div(Elementwise):
         a, b = self.saved_tensors
         if self.rounding_mode is not None:
             return (_zeros(grad) if self.needs_grad(0) else None), (_zeros(grad) if self.needs_grad(1) else None)
-        return (grad / b if self.needs_grad(0) else None), (-grad * a / (b * b) if self.needs_grad(1) else None)
+        # -g * (a / b) / b rather than -g * a / (b * b): PyTorch's form, whose derivative at b = 0 is +-inf
+        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b
+        return (grad / b if self.needs_grad(0) else None), (-grad * (a / b) / b if self.needs_grad(1) else None)
 
 
 def _check_integer_divisor(op: Elementwise, b) -> None:

@@ -74,8 +74,8 @@ class Matmul(Op):
                 grad_a = grad_a.squeeze(-2)
         if _needs_grad(self, 1):
             if b.dim() == 2 and a.dim() > 2:  # one matmul over the folded batch, not a batch then a sum
-                k = a._array.shape[-1]
-                grad_b = a.reshape(-1, k).mT @ grad.reshape(-1, grad._array.shape[-1])
+                rows = math.prod(a._array.shape[:-1])  # not -1: ambiguous when the inner or output dim is 0
+                grad_b = a.reshape(rows, a._array.shape[-1]).mT @ grad.reshape(rows, grad._array.shape[-1])
             else:
                 grad_b = a.mT @ grad
             if b_vector:

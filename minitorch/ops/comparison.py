@@ -210,7 +210,7 @@ def depends_on(value: Tensor, *sources: Tensor) -> Tensor:
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
-    """``value`` where ``mask`` is True (mask broadcasts to input), differentiable in input and a tensor value."""
+    """``value`` where ``mask`` is True (mask and input broadcast), differentiable in input and a tensor value."""
     if mask.dtype.name != "bool":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
     if isinstance(value, Tensor):
@@ -224,12 +224,8 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         from ..creation import tensor
 
         value = tensor(value, dtype=input.dtype, device=input.device)
-    out = Where.apply(mask, value, input)
-    if out._array.shape != input._array.shape:
-        raise RuntimeError(
-            f"masked_fill: the mask of shape {list(mask.shape)} must broadcast to the input's shape {list(input.shape)}"
-        )
-    return out
+    # out of place, input and mask broadcast together (PyTorch); masked_fill_ checks the result fits the input
+    return Where.apply(mask, value, input)
 
 
 class IsClose(Elementwise):

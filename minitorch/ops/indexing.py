@@ -570,8 +570,10 @@ def _along_dim_args(op: str, input: Tensor, dim: int, index: Tensor, *, wrap: bo
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` at ``index`` along ``dim`` (repeats allowed; the gradient adds them)."""
     dim, array = _along_dim_args("index_select", input, dim, index, wrap=False)
-    if input.dim() == 0:
-        return IndexSelect.apply(input.reshape(1), index=array, dim=0).reshape(index.shape)
+    if input.dim() == 0:  # PyTorch: exactly one index, and a 0-dim result
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+        return IndexSelect.apply(input.reshape(1), index=array.reshape(1), dim=0).reshape(())
     return IndexSelect.apply(input, index=array, dim=dim)
 
 

@@ -648,7 +648,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     elif isinstance(p, str):
         raise RuntimeError(f"norm(): p={p!r} is not supported (only numbers, inf, -inf and 'fro')")
     dims = reduction_dims(dim, input.dim())
-    if math.isinf(p) and input.numel() == 0:
+    if math.isinf(p) and 0 in [input.shape[d] for d in dims]:  # an empty reduced dim has no identity
         raise RuntimeError(
             "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation does not "
             "have an identity"

@@ -128,7 +128,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, sorted; ties keep input order."""
     if input.dim() == 0:
         wrap_dim(dim, 0)
-        return _on_0d(lambda t, d: topk(t, k, d, largest), input)
+        # PyTorch gives a 0-dim tensor its one element for k = 0 as for k = 1
+        return _on_0d(lambda t, d: topk(t, 1 if k == 0 else k, d, largest), input)
     dim = wrap_dim(dim, input.dim())
     if not 0 <= k <= input.shape[dim]:
         raise RuntimeError(f"selected index k out of range (topk: k={k}, dim {dim} of size {input.shape[dim]})")

@@ -585,9 +585,13 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     dim = wrap_dim(dim, input.dim())
     n = input._array.shape[dim]
     start = int(start)
+    if not -n <= start <= n:  # PyTorch: an IndexError for the start, a RuntimeError for the length
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if not 0 <= start <= n or length < 0 or start + length > n:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return Narrow.apply(input, dim, start, length)
 
@@ -680,6 +684,8 @@ def _zeros_like_shape(grads, shape):
 def unbind(input: Tensor, dim: int = 0):
     """The slices along ``dim``, as views (one graph node for all of them)."""
     dim = wrap_dim(dim, input.dim())
+    if input._array.shape[dim] == 0:  # no slices (PyTorch returns an empty tuple)
+        return ()
     return SplitViews.apply(input, dim, [1] * input._array.shape[dim], True, "Unbind")
 
 
@@ -707,6 +713,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._array.shape[wrap_dim(dim, input.dim())]
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        return split(input, [0] * chunks, dim)
     return split(input, max(1, -(-n // chunks)), dim)
 
 

@@ -34,8 +34,9 @@ class Linear(Op):
         grad_x = linear(grad, weight.t()) if needs[0] is not None else None
         grad_weight = None
         if needs[1] is not None:
-            g2 = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])
-            x2 = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+            rows = math.prod(x.shape[:-1])  # not -1: ambiguous when in_features or out_features is 0
+            g2 = grad if grad.dim() == 2 else grad.reshape(rows, grad.shape[-1])
+            x2 = x if x.dim() == 2 else x.reshape(rows, x.shape[-1])
             grad_weight = linear(g2.t(), x2.t())
         return grad_x, grad_weight, grad if self.has_bias else None
 
