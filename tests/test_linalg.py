@@ -413,3 +413,16 @@ def test_meta_device_shapes():
     assert tuple(linalg.eigh(A).eigenvectors.shape) == (5, 3, 3)
     U, S, Vh = linalg.svd(torch.empty(5, 4, 3, device="meta"), full_matrices=False)
     assert (tuple(U.shape), tuple(S.shape), tuple(Vh.shape)) == ((5, 4, 3), (5, 3), (5, 3, 3))
+
+
+def test_vector_norm_ord_0_has_no_gradient():
+    """PyTorch's norm_backward returns no gradient for ord 0: x counts as unused (PyTorch 2.13's outcomes)."""
+    x = torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for create_graph in (False, True):
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            torch.autograd.grad(linalg.vector_norm(x, 0), x, create_graph=create_graph)
+    assert torch.autograd.grad(linalg.vector_norm(x, 0), x, allow_unused=True) == (None,)
+    linalg.vector_norm(x, 0).backward()
+    assert x.grad is None
+    (grad,) = torch.autograd.grad(linalg.vector_norm(x, 0) * 2 + x.sum(), x)
+    assert grad.tolist() == [1.0, 1.0, 1.0]

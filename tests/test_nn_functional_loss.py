@@ -339,3 +339,12 @@ def test_margin_losses_gradcheck():
     assert gradcheck(lambda a, b: F.triplet_margin_loss(a, b, 2 * b - a, swap=True), (x1, x2))
     assert gradcheck(lambda a, b: F.multilabel_soft_margin_loss(a, b.sigmoid()), (x1, x2))
     assert gradcheck(lambda a: F.poisson_nll_loss(a, x2.detach().abs(), full=True), (x1,))
+
+
+def test_pairwise_distance_saves_its_result():
+    """PyTorch's norm saves its result: writing into the distance in place makes backward raise."""
+    a = torch.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 2.0]], requires_grad=True)
+    d = F.pairwise_distance(a, torch.zeros(2, 3))
+    d.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        d.sum().backward()

@@ -519,8 +519,8 @@ class Norm(Op):
         p, dims = self.p, self.dims
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
         out = restore_dims(out, self.input_shape, dims, self.keepdim)
-        if p == 0:
-            return x * 0 * grad
+        if p == 0:  # PyTorch's norm_backward returns no gradient: x counts as unused
+            return None
         if p == 1:
             return grad * _sign(x)
         if p == 2:

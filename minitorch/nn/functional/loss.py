@@ -16,6 +16,7 @@ from ...autograd import grad_mode
 from ...ops.comparison import where
 from ...ops.op import Op
 from ...ops.pointwise import clamp_min
+from ...ops.reduction import norm
 from ...tensor import Tensor
 from .activation import Softmax, check_floating, log_softmax, logsigmoid, scalar_type_name, softplus
 from .normalization import _vector_norm
@@ -521,11 +522,12 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """``||x1 - x2 + eps||_p`` over the last dim (broadcasting the leading dims)."""
+    """``||x1 - x2 + eps||_p`` over the last dim (broadcasting the leading dims). The norm op saves its result,
+    as PyTorch's does, so writing into the distance in place makes backward raise."""
     dim = max(x1.dim(), x2.dim()) - 1
     if dim < 0:
-        return _vector_norm((x1 - x2 + eps).reshape(1), p, 0, keepdim)
-    return _vector_norm(x1 - x2 + eps, p, dim, keepdim)
+        return norm((x1 - x2 + eps).reshape(1), p, 0, keepdim)
+    return norm(x1 - x2 + eps, p, dim, keepdim)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
