@@ -62,6 +62,19 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
         )
 
 
+def _not_differentiable(function: str, **arguments) -> None:
+    """PyTorch's kernel has no derivative for these arguments: with grad mode on, one that requires grad raises
+    (rather than silently getting no gradient, or a gradient PyTorch does not define)."""
+    if not grad_mode.is_grad_enabled():
+        return
+    for name, tensor in arguments.items():
+        if isinstance(tensor, Tensor) and tensor.requires_grad:
+            raise RuntimeError(
+                f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                "This input cannot have requires_grad True."
+            )
+
+
 # regression ---------------------------------------------------------------------------------
 
 
@@ -253,6 +266,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _check_class_target("nll_loss", input, target)
     _check_class_weight(input, weight)
     check_floating("nll_loss", input)
+    _not_differentiable("nll_loss_forward", weight=weight)
     if input.dim() == 1:
         out = NllLoss.apply(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction)
         return out.squeeze(0) if reduction == "none" else out
@@ -282,6 +296,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                                             class_dim, weight_shape)
     _check_class_target("cross_entropy", input, target)
     check_floating("cross_entropy", input)
+    _not_differentiable("nll_loss_forward", weight=weight)
     if input.dim() == 1:
         out = CrossEntropy.apply(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction,
                                  float(label_smoothing))
@@ -360,6 +375,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             "Please ensure they have the same size."
         )
     check_floating("binary_cross_entropy", input)
+    _not_differentiable("binary_cross_entropy", weight=weight)
     loss = BinaryCrossEntropy.apply(input, target.to(input.dtype))
     if weight is not None:
         loss = loss * weight
@@ -374,6 +390,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     check_floating("binary_cross_entropy_with_logits", input)
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     softplus_neg = -logsigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
@@ -471,6 +488,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
+    _not_differentiable("soft_margin_loss", target=target)
     return _reduce(softplus(-target * input, threshold=float("inf")), reduction)
 
 
