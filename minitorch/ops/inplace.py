@@ -530,7 +530,8 @@ def _check_assignable(self: Tensor, value) -> None:
     """PyTorch assigns through indexing only a Tensor or a number (bool, int, float, complex, a numpy integer):
     a list, tuple or array raises its TypeError, which names the type as Python's C API does (tp_name)."""
     kind = type(value)
-    if isinstance(value, (Tensor, int, float, complex)) or (hasattr(kind, "__index__") and not hasattr(kind, "__len__")):
+    numpy_integer = hasattr(kind, "__index__") and not hasattr(kind, "__len__")
+    if isinstance(value, (Tensor, int, float, complex)) or numpy_integer:
         return
     short = kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE  # a class defined in Python: its bare name
     name = kind.__name__ if short else f"{kind.__module__}.{kind.__name__}"
