@@ -530,3 +530,23 @@ def test_base_function_must_be_implemented():
 
     with pytest.raises(NotImplementedError, match="You must implement the forward function"):
         NoForward.apply(leaf([1.0]))
+
+
+def test_input_returned_as_is_with_grad_off_is_a_plain_alias():
+    """PyTorch 2.13: not a view (so it does not require grad through its base), sharing memory."""
+
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = leaf([1.0, 2.0])
+    with torch.no_grad():
+        z = Identity.apply(x)
+    assert z is not x and not z.requires_grad and not z._is_view() and z.data_ptr() == x.data_ptr()
+    z.mul_(2)
+    assert x.tolist() == [2.0, 4.0]
