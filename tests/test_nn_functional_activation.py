@@ -323,3 +323,37 @@ def test_elu_family_derivatives_at_zero_match_pytorch(device):
         assert grad.item() == pytest.approx(first, rel=1e-12) and second.item() == 0.0
         x = torch.tensor([-0.7, 0.4], dtype=torch.float64, device=device, requires_grad=True)
         assert gradgradcheck(fn, (x,))
+
+
+def test_prelu_double_backward_is_pytorchs_at_zero():
+    """PyTorch 2.13's double backward of _prelu_kernel_backward masks with x >= 0: at x = 0 the first derivative
+    is the weight's branch (x > 0 is false), but the second derivatives there are those of the x >= 0 branch."""
+    x = torch.tensor([[0.0, 1.0], [-1.0, 0.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.25, 0.5], dtype=torch.float64, requires_grad=True)
+    y = F.prelu(x, w)
+    gx, gw = torch.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+    assert gx.tolist() == [[0.0, 2.0], [-0.125, 0.0]] and gw.tolist() == [0.5, 0.0]
+    assert gx.grad_fn.name() == "PreluKernelBackwardBackward0"
+    c = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    dx, dw = torch.autograd.grad((gx * c).sum(), (x, w), retain_graph=True)
+    assert dx.tolist() == [[0.5, 4.0], [0.125, 2.0]] and dw.tolist() == [-1.0, 0.0]
+    dx, dw = torch.autograd.grad((gw * gw).sum(), (x, w))
+    assert dx.tolist() == [[0.0, 0.0], [-1.0, 0.0]] and dw.tolist() == [2.0, 0.0]
+
+    x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.25], dtype=torch.float64, requires_grad=True)
+    gx, gw = torch.autograd.grad(F.prelu(x, w).sum(), (x, w), create_graph=True)
+    assert gx.tolist() == [0.25, 1.0, 0.25] and gw.tolist() == [-1.0]
+    dx, dw = torch.autograd.grad((gx * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum(), (x, w),
+                                 retain_graph=True)
+    assert dx.tolist() == [0.0, 0.0, 0.0] and dw.tolist() == [3.0]  # 4.0 with an x > 0 mask
+    dx, dw = torch.autograd.grad(gw.sum(), (x, w))
+    assert dx.tolist() == [0.0, 0.0, 1.0] and dw.tolist() == [0.0]  # [1, 0, 1] and None before
+
+
+def test_prelu_gradgradcheck():
+    x = torch.tensor([[0.3, -1.2, 0.7], [-0.4, 2.0, -0.1]], dtype=torch.float64, requires_grad=True)
+    for w in (torch.tensor([0.2, -0.3, 0.5], dtype=torch.float64), torch.tensor([0.25], dtype=torch.float64)):
+        w.requires_grad_()
+        assert gradcheck(F.prelu, (x.t(), w[:2] if w.numel() == 3 else w))
+        assert gradgradcheck(F.prelu, (x.t(), w[:2] if w.numel() == 3 else w))
