@@ -126,7 +126,7 @@ ACTIVATIONS = {
     "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + x.abs()) * (1 + x.abs()))),
     "hardsigmoid": (
         lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1),
-        lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x),
+        lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x, not_implemented="hardsigmoid_backward"),
     ),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (

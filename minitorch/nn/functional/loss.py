@@ -13,8 +13,8 @@ import warnings
 
 from ... import _dtype
 from ...autograd import grad_mode
-from ...ops.comparison import where
-from ...ops.op import Op
+from ...ops.comparison import depends_on, where
+from ...ops.op import Op, not_differentiable
 from ...ops.pointwise import clamp_min
 from ...ops.reduction import norm
 from ...tensor import Tensor
@@ -60,19 +60,6 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
             "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
             stacklevel=3,
         )
-
-
-def _not_differentiable(function: str, **arguments) -> None:
-    """PyTorch's kernel has no derivative for these arguments: with grad mode on, one that requires grad raises
-    (rather than silently getting no gradient, or a gradient PyTorch does not define)."""
-    if not grad_mode.is_grad_enabled():
-        return
-    for name, tensor in arguments.items():
-        if isinstance(tensor, Tensor) and tensor.requires_grad:
-            raise RuntimeError(
-                f"The function '{function}' is not differentiable with respect to argument '{name}'. "
-                "This input cannot have requires_grad True."
-            )
 
 
 # regression ---------------------------------------------------------------------------------
@@ -132,7 +119,10 @@ class NllLoss(Op):
     indices ``t`` (N, ...), skipping ``ignore_index``; the mean divides by the summed weights.
 
     The gradient is ``-weight[t] * grad`` scattered back into position ``t`` of zeros (a ``scatter``,
-    so it is differentiable in ``grad`` for double backward)."""
+    so it is differentiable in ``grad`` for double backward). It depends on x (derivative 0), as PyTorch's
+    nll_loss_backward, which takes the input."""
+
+    save_inputs = (0,)
 
     def forward(self, x, target, weight, ignore_index, reduction):
         xp = self.xp
@@ -157,9 +147,10 @@ class NllLoss(Op):
         return _safe_divide(xp, total, weight_sum)
 
     def backward(self, grad):
+        (x,) = self.saved_tensors
         src = (grad * self.constant(self.coefficient)).unsqueeze(1)
         zeros = grad.new_zeros(self.x_shape)
-        return zeros.scatter(1, self.constant(self.classes), src), None, None
+        return depends_on(zeros.scatter(1, self.constant(self.classes), src), x), None, None
 
 
 class CrossEntropy(Op):
@@ -266,7 +257,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _check_class_target("nll_loss", input, target)
     _check_class_weight(input, weight)
     check_floating("nll_loss", input)
-    _not_differentiable("nll_loss_forward", weight=weight)
+    not_differentiable("nll_loss_forward", weight=weight)
     if input.dim() == 1:
         out = NllLoss.apply(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction)
         return out.squeeze(0) if reduction == "none" else out
@@ -296,7 +287,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                                             class_dim, weight_shape)
     _check_class_target("cross_entropy", input, target)
     check_floating("cross_entropy", input)
-    _not_differentiable("nll_loss_forward", weight=weight)
+    not_differentiable("nll_loss_forward", weight=weight)
     if input.dim() == 1:
         out = CrossEntropy.apply(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction,
                                  float(label_smoothing))
@@ -375,7 +366,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             "Please ensure they have the same size."
         )
     check_floating("binary_cross_entropy", input)
-    _not_differentiable("binary_cross_entropy", weight=weight)
+    not_differentiable("binary_cross_entropy", weight=weight)
     loss = BinaryCrossEntropy.apply(input, target.to(input.dtype))
     if weight is not None:
         loss = loss * weight
@@ -390,7 +381,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     check_floating("binary_cross_entropy_with_logits", input)
-    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     softplus_neg = -logsigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
@@ -488,7 +479,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
-    _not_differentiable("soft_margin_loss", target=target)
+    not_differentiable("soft_margin_loss", target=target)
     return _reduce(softplus(-target * input, threshold=float("inf")), reduction)
 
 

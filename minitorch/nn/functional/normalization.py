@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from ...autograd import grad_mode
-from ...ops.op import Op
+from ...ops.comparison import depends_on
+from ...ops.op import Op, not_differentiable
 from ...tensor import Tensor
 from .activation import check_floating
 from .linear import linear
@@ -54,6 +55,22 @@ class Normalize(Op):
     def release_saved(self) -> None:
         super().release_saved()
         self.mean = self.rstd = None
+
+
+class NormalizeWithRunningStats(Op):
+    """``(x - running_mean) * rsqrt(running_var + eps)``: batch/instance norm in evaluation. The gradient is
+    ``grad * rsqrt(running_var + eps)``; as PyTorch's native_batch_norm_backward takes the input, it requires grad
+    with x under create_graph, and its derivative in x is undefined ("not used in the graph")."""
+
+    save_inputs = (0,)
+
+    def forward(self, x, mean, var, eps):
+        self.rstd = (1 / self.xp.sqrt(var + eps)).astype(x.dtype, copy=False)
+        return ((x - mean) * self.rstd).astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return depends_on(grad * self.constant(self.rstd), x, undefined=True)
 
 
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None) -> Tensor:
@@ -127,6 +144,7 @@ def _normalize_per_channel(name: str, input: Tensor, dims: tuple, count: int, ru
     batch first: instance_norm has one per sample, batch_norm a batch of one); else the running statistics
     are used. Then ``* weight + bias`` per channel."""
     check_floating(name, input)
+    not_differentiable("native_batch_norm", running_mean=running_mean, running_var=running_var)
     channels = input.shape[1]
     for arg_name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                         ("bias", bias)):
@@ -136,7 +154,7 @@ def _normalize_per_channel(name: str, input: Tensor, dims: tuple, count: int, ru
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError(no_running_stats)
-        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+        out = NormalizeWithRunningStats.apply(input, running_mean.reshape(shape), running_var.reshape(shape), eps)
         return _affine(out, weight, bias, shape)
     if count <= 1:
         raise ValueError(too_few_values)
