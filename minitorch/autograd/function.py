@@ -148,7 +148,7 @@ class Function(metaclass=FunctionMeta):
         if kwargs or uses_setup_context:
             args = _bind_arguments(cls, args, kwargs, uses_setup_context)
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record = grad_mode.state.enabled and any(ctx.needs_input_grad)
         with grad_mode.no_grad():
             if uses_setup_context:
