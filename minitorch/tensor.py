@@ -520,7 +520,7 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None:
             return
@@ -594,15 +594,12 @@ class Tensor:
 
 
 def view_requires_grad(t: Tensor) -> bool:
-    """A differentiable view requires grad when its base does (the base may have started to require
-    grad after the view was made, through an in-place write with a grad-requiring value)."""
+    """A view requires grad when its base does (the base may have started to require grad after the view was
+    made, through an in-place write with a grad-requiring value). So does one made in no_grad or inference mode,
+    as in PyTorch (DifferentiableViewMeta::requires_grad); it stays a leaf without a grad accumulator: ops that
+    use it are recorded, but no gradient flows into it or its base."""
     meta = t._meta
-    return (
-        meta is not None
-        and meta.base is not None
-        and meta.creation in ("default", "multi_output")
-        and meta.base._requires_grad
-    )
+    return meta is not None and meta.base is not None and meta.base._requires_grad
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

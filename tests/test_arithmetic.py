@@ -195,8 +195,19 @@ def test_pow_gradients_at_zero(device):
 def test_rounded_division_has_zero_gradient(device):
     a = torch.tensor([3.5, -2.5], device=device, requires_grad=True)
     b = torch.tensor([2.0, 2.0], device=device, requires_grad=True)
-    (torch.div(a, b, rounding_mode="floor") + a // b).sum().backward()
+    (torch.div(a, b, rounding_mode="floor") + torch.div(a, b, rounding_mode="trunc")).sum().backward()
     assert a.grad.tolist() == [0.0, 0.0] and b.grad.tolist() == [0.0, 0.0]
+
+
+def test_floor_divide_has_no_derivative(device):
+    """PyTorch 2.13 defines none for aten::floor_divide (``//``): backward raises (div(rounding_mode='floor') has
+    the zero one)."""
+    a = torch.tensor([3.5, -2.5], device=device, requires_grad=True)
+    for out in (a // 2.0, 2.0 // a, torch.floor_divide(a, torch.tensor(2.0, device=device)), a.floor_divide(2.0)):
+        assert out.requires_grad
+        with pytest.raises(RuntimeError, match="^derivative for aten::floor_divide is not implemented$"):
+            out.sum().backward()
+    assert (torch.tensor([7, -7], device=device) // 2).tolist() == [3, -4]
 
 
 def test_broadcast_gradient_reduces_to_input_shape(device):

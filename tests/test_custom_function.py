@@ -530,3 +530,47 @@ def test_base_function_must_be_implemented():
 
     with pytest.raises(NotImplementedError, match="You must implement the forward function"):
         NoForward.apply(leaf([1.0]))
+
+
+def test_input_returned_as_is_with_grad_off_is_a_plain_alias():
+    """PyTorch 2.13: not a view (so it does not require grad through its base), sharing memory."""
+
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = leaf([1.0, 2.0])
+    with torch.no_grad():
+        z = Identity.apply(x)
+    assert z is not x and not z.requires_grad and not z._is_view() and z.data_ptr() == x.data_ptr()
+    z.mul_(2)
+    assert x.tolist() == [2.0, 4.0]
+
+
+def test_a_function_of_a_view_made_with_grad_off_is_recorded():
+    """PyTorch 2.13: the input requires grad (through its base), so the Function is recorded and its backward
+    runs (needs_input_grad True), but no gradient reaches the view's base."""
+    seen = []
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(ctx.needs_input_grad)
+            return g
+
+    x = leaf([1.0, 2.0, 3.0])
+    with torch.no_grad():
+        v = x[0:2]
+    y = Square.apply(v)
+    assert y.requires_grad and y.grad_fn is not None
+    y.sum().backward()
+    assert seen == [(True,)] and x.grad is None

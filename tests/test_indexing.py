@@ -635,3 +635,67 @@ def test_index_select_of_a_0dim_tensor():
     for index in (torch.tensor([0, 0]), torch.tensor([], dtype=torch.int64)):
         with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value"):
             x.index_select(0, index)
+
+
+@pytest.mark.parametrize(
+    "indices, value_shape, result_shape",
+    [
+        ((torch.tensor([0]),), (1, 2, 3), [1, 3]),
+        ((torch.tensor([0]),), (1, 1, 3), [1, 3]),
+        ((torch.tensor([0]),), (2, 3), [1, 3]),
+        ((torch.tensor([0, 1]),), (1, 1, 1, 3), [2, 3]),
+        ((torch.tensor([True, False]),), (1, 2, 3), [1, 3]),
+        ((torch.tensor([0, 1]), torch.tensor([1, 2])), (1, 2), [2]),
+        ((torch.tensor([0, 1]), torch.tensor([1, 2])), (2, 1), [2]),
+    ],
+)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_values_broadcast_by_the_ordinary_rule(indices, value_shape, result_shape, accumulate):
+    """PyTorch 2.13 does not drop the values' leading size-1 dims in index_put (numpy's assignment does)."""
+    x = torch.zeros(2, 3)
+    message = rf"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to indexing result " \
+              rf"of shape {result_shape}".replace("[", r"\[")
+    with pytest.raises(RuntimeError, match=message):
+        x.index_put_(indices, torch.ones(*value_shape), accumulate=accumulate)
+    with pytest.raises(RuntimeError, match=message):
+        x.index_put(indices, torch.ones(*value_shape), accumulate=accumulate)
+    assert x.tolist() == [[0.0] * 3] * 2 and x._version == 0
+
+
+def test_index_put_values_that_broadcast():
+    x = torch.zeros(2, 3)
+    x.index_put_((torch.tensor([0]),), torch.ones(1, 3))
+    x.index_put_((torch.tensor([1]),), torch.full((3,), 2.0))
+    assert x.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+
+
+@pytest.mark.parametrize(
+    "index, value, name",
+    [
+        (0, [[1.0, 2.0, 3.0]], "list"),
+        (0, [1.0, 2.0, 3.0], "list"),
+        (0, (1.0, 2.0, 3.0), "tuple"),
+        (0, [], "list"),
+        ((0, 0), [1.0], "list"),
+        ([0, 1], [1.0, 2.0, 3.0], "list"),
+        (0, np.array([1.0, 2.0, 3.0]), "numpy.ndarray"),
+        (0, np.float32(1.5), "numpy.float32"),
+        (0, None, "NoneType"),
+        (0, "a", "str"),
+        (0, range(3), "range"),
+    ],
+)
+def test_setitem_refuses_values_that_are_not_tensors_or_numbers(index, value, name):
+    """PyTorch 2.13: ``t[0] = [1., 2., 3.]`` raises TypeError naming the value's type and the tensor's legacy type."""
+    t = torch.zeros(2, 3)
+    with pytest.raises(TypeError, match=rf"^can't assign a {name} to a torch.FloatTensor$"):
+        t[index] = value
+    assert t.tolist() == [[0.0] * 3] * 2 and t._version == 0
+    with pytest.raises(TypeError, match=r"^can't assign a list to a torch.LongTensor$"):
+        torch.zeros(2, 3, dtype=torch.int64)[0] = [1, 2, 3]
+
+
+def test_setitem_accepts_numbers():
+    t = torch.zeros(4)
+    t[0], t[1], t[2], t[3] = 1, 2.5, np.int64(3), True
+    assert t.tolist() == [1.0, 2.5, 3.0, 1.0]

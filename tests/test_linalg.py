@@ -429,3 +429,16 @@ def test_inf_norm_of_an_empty_tensor_over_a_nonempty_dim():
                  lambda: torch.norm(torch.zeros(0, 1), p=float("inf"))):
         with pytest.raises(RuntimeError, match="does not have an identity"):
             call()
+
+
+def test_vector_norm_ord_0_has_no_gradient():
+    """PyTorch's norm_backward returns no gradient for ord 0: x counts as unused (PyTorch 2.13's outcomes)."""
+    x = torch.tensor([1.0, 0.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for create_graph in (False, True):
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            torch.autograd.grad(linalg.vector_norm(x, 0), x, create_graph=create_graph)
+    assert torch.autograd.grad(linalg.vector_norm(x, 0), x, allow_unused=True) == (None,)
+    linalg.vector_norm(x, 0).backward()
+    assert x.grad is None
+    (grad,) = torch.autograd.grad(linalg.vector_norm(x, 0) * 2 + x.sum(), x)
+    assert grad.tolist() == [1.0, 1.0, 1.0]

@@ -101,12 +101,13 @@ def test_gradcheck_every_layout(name, data):
     assert gradcheck(fn, (x,))
 
 
-@pytest.mark.parametrize("name", list(ACTIVATIONS))
+@pytest.mark.parametrize("name", [name for name in ACTIVATIONS if name != "hardsigmoid"])
 @given(data=st.data())
 @settings(max_examples=4)
 def test_gradgradcheck(name, data):
     """Every activation, piecewise-linear ones included (their gradient depends on x under create_graph, with
-    second derivative 0 off the kinks); shapes from 0-dim to empty."""
+    second derivative 0 off the kinks); shapes from 0-dim to empty. (PyTorch has no second derivative of
+    hardsigmoid: test_hardsigmoid_has_no_second_derivative.)"""
     fn, _, kinks = ACTIVATIONS[name]
     x = away_from_kinks(data.draw(tensors(shapes(0, 2, 0, 3))), kinks)
     assert gradgradcheck(fn, (x,))
@@ -399,3 +400,46 @@ def test_masked_activation_gradients_at_nan_and_the_boundaries():
         x.grad = None
         fn(x).backward(torch.ones(4, dtype=torch.float64))
         assert x.grad.tolist() == pytest.approx(expected, rel=1e-7), name
+
+
+def test_prelu_double_backward_is_pytorchs_at_zero():
+    """PyTorch 2.13's double backward of _prelu_kernel_backward masks with x >= 0: at x = 0 the first derivative
+    is the weight's branch (x > 0 is false), but the second derivatives there are those of the x >= 0 branch."""
+    x = torch.tensor([[0.0, 1.0], [-1.0, 0.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.25, 0.5], dtype=torch.float64, requires_grad=True)
+    y = F.prelu(x, w)
+    gx, gw = torch.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+    assert gx.tolist() == [[0.0, 2.0], [-0.125, 0.0]] and gw.tolist() == [0.5, 0.0]
+    assert gx.grad_fn.name() == "PreluKernelBackwardBackward0"
+    c = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    dx, dw = torch.autograd.grad((gx * c).sum(), (x, w), retain_graph=True)
+    assert dx.tolist() == [[0.5, 4.0], [0.125, 2.0]] and dw.tolist() == [-1.0, 0.0]
+    dx, dw = torch.autograd.grad((gw * gw).sum(), (x, w))
+    assert dx.tolist() == [[0.0, 0.0], [-1.0, 0.0]] and dw.tolist() == [2.0, 0.0]
+
+    x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.25], dtype=torch.float64, requires_grad=True)
+    gx, gw = torch.autograd.grad(F.prelu(x, w).sum(), (x, w), create_graph=True)
+    assert gx.tolist() == [0.25, 1.0, 0.25] and gw.tolist() == [-1.0]
+    dx, dw = torch.autograd.grad((gx * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum(), (x, w),
+                                 retain_graph=True)
+    assert dx.tolist() == [0.0, 0.0, 0.0] and dw.tolist() == [3.0]  # 4.0 with an x > 0 mask
+    dx, dw = torch.autograd.grad(gw.sum(), (x, w))
+    assert dx.tolist() == [0.0, 0.0, 1.0] and dw.tolist() == [0.0]  # [1, 0, 1] and None before
+
+
+def test_prelu_gradgradcheck():
+    x = torch.tensor([[0.3, -1.2, 0.7], [-0.4, 2.0, -0.1]], dtype=torch.float64, requires_grad=True)
+    for w in (torch.tensor([0.2, -0.3, 0.5], dtype=torch.float64), torch.tensor([0.25], dtype=torch.float64)):
+        w.requires_grad_()
+        assert gradcheck(F.prelu, (x.t(), w[:2] if w.numel() == 3 else w))
+        assert gradgradcheck(F.prelu, (x.t(), w[:2] if w.numel() == 3 else w))
+
+
+def test_hardsigmoid_has_no_second_derivative():
+    """PyTorch 2.13: the gradient requires grad under create_graph, but differentiating it in x raises."""
+    x = torch.tensor([-4.0, -1.0, 0.5, 3.5], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.tolist() == pytest.approx([0.0, 1 / 6, 1 / 6, 0.0])
+    with pytest.raises(RuntimeError, match="^derivative for aten::hardsigmoid_backward is not implemented$"):
+        torch.autograd.grad(g.sum(), x)

@@ -360,3 +360,50 @@ def test_regression_losses_refuse_integer_inputs():
     assert F.mse_loss(i, torch.ones(3)).item() == 0.0
     with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported."):
         F.kl_div(torch.ones(3), i, reduction="sum")
+
+
+def test_pairwise_distance_saves_its_result():
+    """PyTorch's norm saves its result: writing into the distance in place makes backward raise."""
+    a = torch.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 2.0]], requires_grad=True)
+    d = F.pairwise_distance(a, torch.zeros(2, 3))
+    d.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        d.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "function, argument, call",
+    [  # PyTorch 2.13 raises for these arguments (its kernels define no derivative for them)
+        ("soft_margin_loss", "target", lambda x, w, m: F.soft_margin_loss(x, m)),
+        ("soft_margin_loss", "target", lambda x, w, m: F.soft_margin_loss(x, m, reduction="none")),
+        ("nll_loss_forward", "weight", lambda x, w, m: F.nll_loss(x, torch.tensor([0, 2]), weight=w)),
+        ("nll_loss_forward", "weight", lambda x, w, m: F.cross_entropy(x, torch.tensor([0, 2]), weight=w)),
+        ("binary_cross_entropy", "weight", lambda x, w, m: F.binary_cross_entropy(x.sigmoid(), x.detach(), w)),
+        ("binary_cross_entropy_with_logits", "weight",
+         lambda x, w, m: F.binary_cross_entropy_with_logits(x, x.detach(), weight=w)),
+        ("binary_cross_entropy_with_logits", "pos_weight",
+         lambda x, w, m: F.binary_cross_entropy_with_logits(x, x.detach(), pos_weight=w)),
+    ],
+)
+def test_losses_refuse_a_gradient_for_arguments_pytorch_does_not_differentiate(function, argument, call):
+    x = torch.tensor([[0.2, -0.4, 0.6], [0.1, 0.3, -0.5]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    m = torch.tensor([[1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]], dtype=torch.float64, requires_grad=True)
+    message = f"The function '{function}' is not differentiable with respect to argument '{argument}'. This input"
+    with pytest.raises(RuntimeError, match=message):
+        call(x, w, m)
+    with torch.no_grad():
+        call(x, w, m)  # grad mode off: no gradient is asked for, so no error
+    assert call(x, w.detach(), m.detach()).requires_grad
+
+
+def test_loss_targets_pytorch_differentiates_get_gradients():
+    """PyTorch 2.13's target gradients (cross entropy with probabilities also differentiates its weight)."""
+    x = torch.tensor([[0.2, -0.4, 0.6], [0.1, 0.3, -0.5]], dtype=torch.float64, requires_grad=True)
+    t = torch.tensor([[0.3, 0.5, 0.2], [0.6, 0.1, 0.3]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (grad_t, grad_w) = torch.autograd.grad(F.cross_entropy(x, t, weight=w), (t, w))
+    assert grad_t.sum().item() == pytest.approx(4.129235, abs=1e-6)
+    assert grad_w.tolist() == pytest.approx([0.472487, 0.468963, 0.314045], abs=1e-6)
+    (grad_t,) = torch.autograd.grad(F.multilabel_soft_margin_loss(x, t), t)
+    assert grad_t.sum().item() == pytest.approx(-0.05, abs=1e-12)

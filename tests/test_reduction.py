@@ -372,3 +372,33 @@ def test_second_derivatives_of_std_and_var_at_a_constant_input_match_pytorch():
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
         (grad,) = torch.autograd.grad(one.std(), one, create_graph=True)
     assert math.isnan(grad.item()) and math.isnan(torch.autograd.grad(grad.sum(), one)[0].item())
+
+
+@pytest.mark.parametrize(
+    "fn, shape, expected, requires_grad",
+    [  # PyTorch 2.13's gradient of .sum() under create_graph=True, and its requires_grad
+        (lambda x: x.var(), (1,), [math.nan], False),
+        (lambda x: x.var(), (), math.nan, False),
+        (lambda x: x.var(0), (), math.nan, False),
+        (lambda x: torch.var(x, None), (1,), [math.nan], False),
+        (lambda x: x.var(correction=2), (2,), [math.inf, math.inf], False),
+        (lambda x: x.var(correction=3), (2,), [math.inf, math.inf], False),
+        (lambda x: torch.var_mean(x)[0], (1,), [math.nan], False),
+        (lambda x: x.var((0,)), (1,), [math.nan], True),
+        (lambda x: x.var(0, correction=3), (2,), [1.0, -1.0], True),
+        (lambda x: x.var(correction=0), (1,), [0.0], True),
+        (lambda x: x.std(), (1,), [math.nan], True),
+        (lambda x: x.std(correction=3), (2,), [math.nan, math.nan], True),
+        (lambda x: torch.std_mean(x)[0], (1,), [math.nan], True),
+    ],
+)
+def test_var_gradient_with_no_degrees_of_freedom_matches_pytorch(fn, shape, expected, requires_grad):
+    """PyTorch's var_backward: over everything (no dim, or 0-dim x) with N - correction <= 0 the gradient is the
+    constant grad * where(x == mean, nan, inf), which does not require grad; with a dim, 2 / (N - correction)
+    * grad * (x - mean) with the signed count."""
+    x = torch.arange(1.0, 1.0 + math.prod(shape), dtype=torch.float64).reshape(shape).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (grad,) = torch.autograd.grad(fn(x).sum(), x, create_graph=True)
+    assert grad.requires_grad is requires_grad
+    np.testing.assert_array_equal(np.array(grad.tolist()), np.array(expected))

@@ -392,3 +392,51 @@ def test_unbind_of_an_empty_dim_is_an_empty_tuple():
     assert torch.unbind(torch.zeros(0)) == ()
     assert torch.zeros(0, 2, requires_grad=True).unbind(0) == ()
     assert [t.shape for t in torch.zeros(0, 2).unbind(1)] == [(0,), (0,)]
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+@pytest.mark.parametrize("make", [lambda b: b[0:2], lambda b: b.view(3), lambda b: b.unbind(0)[0], lambda b: b.transpose(0, 0)])
+def test_a_view_made_with_grad_off_requires_grad_when_its_base_does(mode, make):
+    """PyTorch 2.13 (DifferentiableViewMeta::requires_grad): such a view requires grad, is a leaf without
+    grad_fn, and stays so; ops on it are recorded, yet no gradient reaches it or its base."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with getattr(torch, mode)():
+        v = make(x)
+        assert v.requires_grad
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None and v._base is x
+    assert "requires_grad=True" in repr(v)
+    v.requires_grad_(False)
+    assert v.requires_grad
+    if mode == "inference_mode":
+        return
+    v.retain_grad()  # a no-op on a leaf
+    y = (v * 2).sum()
+    assert y.requires_grad and y.grad_fn is not None
+    y.backward()
+    assert x.grad is None and v.grad is None
+    for wrt in (x, v):
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            torch.autograd.grad((v * 2).sum(), wrt)
+    w = v.unsqueeze(0)
+    assert w.requires_grad and w.grad_fn.name() == "UnsqueezeBackward0"
+
+
+def test_a_view_made_with_grad_off_follows_its_base():
+    x = torch.tensor([1.0, 2.0, 3.0])
+    with torch.no_grad():
+        v = x[0:2]
+    assert not v.requires_grad
+    x.requires_grad_()
+    assert v.requires_grad
+    with torch.no_grad():
+        assert not x.detach()[0:2].requires_grad
+
+
+def test_using_a_no_grad_view_after_its_base_changed_raises_as_pytorch():
+    """The optimizer pattern: a view taken under no_grad, its parameter updated in place, then used with grad."""
+    p = torch.nn.Parameter(torch.ones(3))
+    with torch.no_grad():
+        v = p[0:2]
+        p.add_(1)
+    with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and its base or another view of its"):
+        (p * v.sum()).sum()

@@ -148,7 +148,7 @@ class Function(metaclass=FunctionMeta):
         if kwargs or uses_setup_context:
             args = _bind_arguments(cls, args, kwargs, uses_setup_context)
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record = grad_mode.state.enabled and any(ctx.needs_input_grad)
         with grad_mode.no_grad():
             if uses_setup_context:
@@ -220,7 +220,9 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
     finished = []
     for out in outputs:
         if isinstance(out, Tensor) and any(out is a for a in args) and not any(out is d for d in dirty):
-            out = _as_view_of_input(out)
+            # in grad mode a view of the input; with grad mode off, as in PyTorch, a plain alias (a view made
+            # in no_grad mode would still require grad when the input does)
+            out = _as_view_of_input(out) if grad_mode.state.enabled else out._alias()
         finished.append(out)
     if not record:
         ctx.__dict__.pop("to_save", None)

@@ -148,6 +148,14 @@ class Div(Elementwise):
         return (grad / b if self.needs_grad(0) else None), (-grad * (a / b) / b if self.needs_grad(1) else None)
 
 
+class FloorDivide(Div):
+    """``floor_divide`` and ``//``: PyTorch defines no derivative for aten::floor_divide (unlike div with
+    rounding_mode='floor', whose gradient is zero), so its backward raises."""
+
+    def backward(self, grad):
+        raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
 def _check_integer_divisor(op: Elementwise, b) -> None:
     """Integer division by zero raises in PyTorch (numpy would return 0 with a warning)."""
     if type(b) in _SCALAR_TYPES:
@@ -305,7 +313,9 @@ def true_divide(input: Tensor, other) -> Tensor:
 
 def floor_divide(input: Tensor, other) -> Tensor:
     """Division rounded towards -inf (PyTorch >= 1.13 semantics); integer inputs stay integer."""
-    return div(input, other, rounding_mode="floor")
+    if not isinstance(input, Tensor):
+        _need_tensor("floor_divide", input, other)
+    return FloorDivide.apply(input, other, rounding_mode="floor")
 
 
 def remainder(input: Tensor | float, other) -> Tensor:
@@ -367,10 +377,10 @@ Tensor.__truediv__, Tensor.__rtruediv__ = _binary_operators(Div)
 Tensor.__mod__, Tensor.__rmod__ = _binary_operators(Remainder)
 Tensor.__pow__, Tensor.__rpow__ = _binary_operators(Pow)
 Tensor.__floordiv__ = lambda self, other: (
-    Div.apply(self, other, rounding_mode="floor") if _operand(other) else NotImplemented
+    FloorDivide.apply(self, other, rounding_mode="floor") if _operand(other) else NotImplemented
 )
 Tensor.__rfloordiv__ = lambda self, other: (
-    Div.apply(other, self, rounding_mode="floor") if _operand(other) else NotImplemented
+    FloorDivide.apply(other, self, rounding_mode="floor") if _operand(other) else NotImplemented
 )
 Tensor.__neg__ = neg
 Tensor.__pos__ = positive

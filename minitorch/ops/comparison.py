@@ -186,26 +186,37 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 
 
 class DependsOn(Op):
-    """``value`` (a copy), recorded as a function of ``sources`` too, with derivative zero in them."""
+    """``value`` (a copy), recorded as a function of ``sources`` too, with derivative zero in them (or, with
+    ``undefined``, no derivative at all: differentiating then says they were not used in the graph)."""
 
-    def forward(self, value, *sources):
+    def forward(self, value, *sources, undefined=False, not_implemented=None):
+        self.undefined, self.not_implemented = undefined, not_implemented
         return value.copy()
 
     def backward(self, grad):
+        if self.not_implemented and any(self.needs_grad(i) for i in range(1, len(self.next_functions))):
+            raise RuntimeError(f"derivative for aten::{self.not_implemented} is not implemented")
+        if self.undefined:
+            return grad
         zeros = [None if meta is None else self.wrap(self.backend.zeros(*meta)) for meta in self._input_meta[1:]]
         return (grad, *zeros)
 
 
-def depends_on(value: Tensor, *sources: Tensor) -> Tensor:
-    """A gradient that reads ``sources`` only through comparisons (relu's ``where(y <= 0, 0, g)``), recorded
-    under create_graph=True as a function of them with derivative zero.
+def depends_on(value: Tensor, *sources: Tensor, undefined: bool = False,
+               not_implemented: str | None = None) -> Tensor:
+    """A gradient that reads ``sources`` only through comparisons (relu's ``where(y <= 0, 0, g)``), or not at
+    all though PyTorch's formula takes them (avg_pool's, pad's, nll_loss's: linear ops), recorded under
+    create_graph=True as a function of them with derivative zero.
 
-    PyTorch's formulas for these ops (threshold_backward, hardtanh_backward, ...) take the saved tensor as an
+    PyTorch's formulas for these ops (threshold_backward, avg_pool2d_backward, ...) take the saved tensor as an
     input: the gradient then requires grad whenever the source does, and differentiating it again gives zeros
-    rather than "does not require grad". When grad mode is off (a first-order backward) ``value`` is returned
-    as it is, so the fast masked path costs nothing more."""
-    if grad_mode.state.enabled and any(source.requires_grad for source in sources):
-        return DependsOn.apply(value, *sources)
+    rather than "does not require grad". ``undefined``: PyTorch's double backward leaves the derivative in the
+    sources undefined (convolution_backward's input gradient in the input), so differentiating w.r.t. them
+    raises "not used in the graph". ``not_implemented``: PyTorch has no such derivative (hardsigmoid_backward's in
+    x): differentiating w.r.t. the sources raises its RuntimeError naming that function. When grad mode is off
+    (a first-order backward) ``value`` is returned as it is, so the fast path costs nothing more."""
+    if grad_mode.state.enabled and any(source is not None and source.requires_grad for source in sources):
+        return DependsOn.apply(value, *sources, undefined=undefined, not_implemented=not_implemented)
     return value
 
 

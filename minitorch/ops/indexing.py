@@ -303,6 +303,17 @@ def _index_put_arrays(op: str, input: Tensor, indices) -> tuple:
     return tuple(arrays)
 
 
+def _check_broadcasts_to_result(values: Tensor, shape: tuple) -> None:
+    """PyTorch broadcasts index_put's values to the indexed shape by the ordinary rule (numpy's assignment would
+    also drop their leading size-1 dims; setitem does that itself, as PyTorch's does)."""
+    sizes = values._array.shape
+    if len(sizes) > len(shape) or any(v not in (1, s) for v, s in zip(reversed(sizes), reversed(shape))):
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(sizes)} cannot be broadcast to indexing result of shape "
+            f"{list(shape)}"
+        )
+
+
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``input[indices] = values`` (``+=`` with ``accumulate``; repeated
     indices then add up). Differentiable in ``input`` and ``values``."""
@@ -312,6 +323,8 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
             f"Index put requires the source and destination dtypes match, got {input.dtype} for the destination "
             f"and {values.dtype} for the source."
         )
+    if isinstance(values, Tensor) and values.dim():
+        _check_broadcasts_to_result(values, input._array[index].shape)
     return IndexPut.apply(input, values, index=index, accumulate=bool(accumulate))
 
 

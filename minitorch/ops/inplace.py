@@ -18,7 +18,7 @@ from __future__ import annotations
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
-from ..tensor import Tensor
+from ..tensor import Tensor, legacy_type_name
 from .op import Op
 from .views import (
     AsStrided,
@@ -528,11 +528,27 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False) -> Tenso
     return run_inplace(self, Tensor.index_put, (indices, values), {"accumulate": accumulate}, "index_put_")
 
 
+def _check_assignable(self: Tensor, value) -> None:
+    """PyTorch assigns through indexing only a Tensor or a number (bool, int, float, complex, a numpy integer):
+    a list, tuple or array raises its TypeError, which names the type as Python's C API does (tp_name)."""
+    kind = type(value)
+    numpy_integer = hasattr(kind, "__index__") and not hasattr(kind, "__len__")
+    if isinstance(value, (Tensor, int, float, complex)) or numpy_integer:
+        return
+    short = kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE  # a class defined in Python: its bare name
+    name = kind.__name__ if short else f"{kind.__module__}.{kind.__name__}"
+    raise TypeError(f"can't assign a {name} to a {legacy_type_name(self)}")
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
 def setitem(self: Tensor, index, value) -> None:
     """``t[index] = value``: basic indices write through a view (CopySlices), others via index_put_.
 
     As in PyTorch (and unlike ``copy_``), a tensor value first loses its leading size-1 dims, then
     broadcasts to the indexed shape: ``logits[0] = torch.ones(1, 27)`` fills a row of 27."""
+    _check_assignable(self, value)
     if isinstance(value, Tensor) and value.dim() and value._array.shape[0] == 1:
         shape = value._array.shape
         lead = 0

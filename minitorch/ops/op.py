@@ -218,6 +218,19 @@ def no_tensor_error(op, args) -> TypeError:
     return TypeError(f"{op.__name__.lower()}(): argument 'input' (position 1) must be Tensor, not {kind}")
 
 
+def not_differentiable(function: str, **arguments) -> None:
+    """PyTorch's kernel ``function`` has no derivative for these arguments: with grad mode on, one that requires
+    grad raises (rather than silently getting no gradient, or a gradient PyTorch does not define)."""
+    if not grad_mode.state.enabled:
+        return
+    for name, tensor in arguments.items():
+        if isinstance(tensor, Tensor) and tensor.requires_grad:
+            raise RuntimeError(
+                f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                "This input cannot have requires_grad True."
+            )
+
+
 def check_same_device(op, a: Tensor, b: Tensor) -> None:
     """Mixing devices in one op is an error naming both (PyTorch also lets a CPU 0-dim tensor act as a
     scalar on another device; minitorch asks for ``.item()`` or ``.to(device)`` instead)."""

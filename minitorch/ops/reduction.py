@@ -497,12 +497,13 @@ class Var(Op):
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
 
-    def forward(self, x, dims, correction, keepdim, take_sqrt):
+    def forward(self, x, dims, correction, keepdim, take_sqrt, whole=False):
         xp = self.xp
         self.input_shape, self.dims, self.keepdim, self.take_sqrt = x.shape, dims, keepdim, take_sqrt
         self.save_output = take_sqrt
         count = math.prod(x.shape[d] for d in dims)
-        self.divisor = builtins.max(count - correction, 0)
+        self.dof, self.whole = count - correction, whole or x.ndim == 0
+        self.divisor = builtins.max(self.dof, 0)
         centered = x - xp.sum(x, axis=dims, keepdims=True) / builtins.max(count, 1)
         squares = xp.sum(centered * centered, axis=dims, keepdims=keepdim)
         if self.divisor == 0:
@@ -512,15 +513,21 @@ class Var(Op):
         return xp.sqrt(out) if take_sqrt else out
 
     def backward(self, grad):
+        """PyTorch's var_backward (std's divides grad by 2 std first): ``2 / dof * grad * (x - mean)`` with the
+        signed dof = N - correction; for a reduction over everything (no dim, or a 0-dim x) with dof <= 0 it is
+        ``grad * where(x == mean, nan, inf)``, a constant pattern, so var's gradient does not depend on x."""
+        from .comparison import where
+
         x, *out = self.saved_tensors  # out: [std], or [] for var
         shape, dims = self.input_shape, self.dims
         grad = restore_dims(grad, shape, dims, self.keepdim)
+        if self.take_sqrt:
+            grad = _safe_divide(grad, restore_dims(out[0], shape, dims, self.keepdim))
+        if self.whole and self.dof <= 0:
+            return grad * where(x == x.mean(), math.nan, _INF).to(x.dtype)
         centered = x - x.mean(dims, keepdim=True)
-        scale = 1 / self.divisor if self.divisor else _INF
-        if not self.take_sqrt:
-            return grad * centered * (2 * scale)
-        out = restore_dims(out[0], shape, dims, self.keepdim)
-        return _safe_divide(grad, out) * centered * scale
+        two = 1 if self.take_sqrt else 2
+        return grad * centered * (two / self.dof if self.dof else _INF)
 
 
 def _sign(x: Tensor) -> Tensor:
@@ -538,6 +545,7 @@ def _safe_divide(numerator: Tensor, denominator: Tensor) -> Tensor:
 
 
 def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
+    """dims, keepdim, correction and whether no dim was given (PyTorch's var_backward tells that case apart)."""
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -555,31 +563,31 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
             UserWarning,
             stacklevel=user_stacklevel(),
         )
-    return dims, keepdim, correction
+    return dims, keepdim, correction, dim is None
 
 
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0)."""
-    dims, keepdim, correction = _var_args("var", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, False)
+    dims, keepdim, correction, whole = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, False, whole)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1)."""
-    dims, keepdim, correction = _var_args("std", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, True)
+    dims, keepdim, correction, whole = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, True, whole)
 
 
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(var, mean)`` over ``dim``."""
-    dims, keepdim, correction = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, False), mean(input, dims, keepdim)
+    dims, keepdim, correction, whole = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, False, whole), mean(input, dims, keepdim)
 
 
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(std, mean)`` over ``dim``."""
-    dims, keepdim, correction = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, True), mean(input, dims, keepdim)
+    dims, keepdim, correction, whole = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, dims, correction, keepdim, True, whole), mean(input, dims, keepdim)
 
 
 # norm, logsumexp ------------------------------------------------------------------------------------
@@ -615,8 +623,8 @@ class Norm(Op):
         p, dims = self.p, self.dims
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
         out = restore_dims(out, self.input_shape, dims, self.keepdim)
-        if p == 0:
-            return x * 0 * grad
+        if p == 0:  # PyTorch's norm_backward returns no gradient: x counts as unused
+            return None
         if p == 1:
             return grad * _sign(x)
         if p == 2:

@@ -119,7 +119,7 @@ ACTIVATIONS = {
     "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + x.abs()) * (1 + x.abs()))),
     "hardsigmoid": (
         lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1),
-        lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x),
+        lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x, not_implemented="hardsigmoid_backward"),
     ),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
@@ -329,8 +329,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 class Prelu(Elementwise):
     """``x`` where ``x > 0``, else ``weight * x`` (``weight`` broadcasts; the engine sums its gradient back).
-    As PyTorch's _prelu_kernel_backward, the input's gradient reads x through a comparison: depends_on keeps x
-    in its graph under create_graph."""
+    Its backward is an op of its own, PyTorch's _prelu_kernel_backward, so double backward is PyTorch's."""
 
     save_inputs = (0, 1)
 
@@ -339,10 +338,51 @@ class Prelu(Elementwise):
 
     def backward(self, grad):
         x, weight = self.saved_tensors
+        grad_x, grad_weight = PreluKernelBackward.apply(grad, x, weight)
+        return grad_x if self.needs_grad(0) else None, grad_weight if self.needs_grad(1) else None
+
+
+class PreluKernelBackward(Op):
+    """``(grad, x, weight) -> (grad_x, grad_weight)``: ``where(x > 0, grad, grad * weight)`` and
+    ``where(x > 0, 0, grad * x)`` (x's shape; the engine sums it to weight's).
+
+    Its backward is PyTorch's formula for _prelu_kernel_backward, whose masks take ``x >= 0``: at exactly
+    x = 0 the second derivative in the weight is 0 though the first derivative there is the weight's branch."""
+
+    save_inputs = (0, 1, 2)
+
+    def forward(self, grad, x, weight):
+        xp = self.xp
         positive = x > 0
-        grad_x = depends_on(where(positive, grad, grad * weight), x) if self.needs_grad(0) else None
-        grad_weight = where(positive, 0.0, grad * x) if self.needs_grad(1) else None
-        return grad_x, grad_weight
+        return xp.where(positive, grad, grad * weight), xp.where(positive, 0, grad * x).astype(grad.dtype)
+
+    def backward(self, grad_grad_x, grad_grad_weight):
+        grad, x, weight = self.saved_tensors
+        nonnegative = x >= 0
+        if grad_grad_x is None:
+            d_grad = where(nonnegative, 0.0, grad_grad_weight * x)
+        elif grad_grad_weight is None:
+            d_grad = where(nonnegative, grad_grad_x, grad_grad_x * weight)
+        else:
+            d_grad = where(nonnegative, grad_grad_x, grad_grad_x * weight + grad_grad_weight * x)
+        zeros = x.new_zeros(x.shape)
+        d_x = zeros if grad_grad_weight is None else where(nonnegative, 0.0, grad * grad_grad_weight)
+        d_weight = zeros if grad_grad_x is None else where(nonnegative, 0.0, grad * grad_grad_x)
+        return d_grad, d_x, d_weight
+
+
+class RreluWithNoise(Elementwise):
+    """rrelu in training: ``x`` where ``x > 0``, else ``noise * x`` with a random per-element slope. As PyTorch's
+    rrelu_with_noise_backward, the input's gradient reads x (depends_on), with second derivative 0."""
+
+    save_inputs = (0, 1)
+
+    def compute(self, x, noise):
+        return self.xp.where(x > 0, x, noise * x)
+
+    def backward(self, grad):
+        x, noise = self.saved_tensors
+        return depends_on(where(x > 0, grad, grad * noise), x), None
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -354,7 +394,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     from ...random import rand
 
     slope = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
-    return Prelu.apply(input, slope)  # PyTorch's rrelu_with_noise: the slope applies for x <= 0
+    return RreluWithNoise.apply(input, slope)  # PyTorch's rrelu_with_noise: the slope applies for x <= 0
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 from ..._dtype import scalar_type_name
+from ...ops.comparison import depends_on
 from ...ops.op import Op
 from ...tensor import Tensor, legacy_type_name
 
@@ -130,6 +131,13 @@ def _bias_dims(ndim: int) -> tuple:
     return (0,) + tuple(range(2, ndim))
 
 
+def _as_convolution_backward(grad_x, grad_w, x, weight) -> tuple:
+    """The input and weight gradients as PyTorch's convolution_backward gives them: one node that takes x and
+    the weight, so under create_graph both gradients require grad when either does, and the derivative of the
+    input gradient in x (and of the weight gradient in the weight) is undefined ("not used in the graph")."""
+    return tuple(None if g is None else depends_on(g, x, weight, undefined=True) for g in (grad_x, grad_w))
+
+
 class Conv(Op):
     """``y[n, o] = sum_c,k w[o, c, k] * x_padded[n, c, out*stride + k*dilation] (+ bias[o])``."""
 
@@ -152,7 +160,7 @@ class Conv(Op):
         grad_x = ConvTranspose.apply(grad, weight, None, geometry) if _needs_grad(self, 0) else None
         grad_w = ConvWeight.apply(x, grad, geometry) if _needs_grad(self, 1) else None
         grad_b = grad.sum(_bias_dims(grad.dim())) if _needs_grad(self, 2) else None
-        return grad_x, grad_w, grad_b
+        return (*_as_convolution_backward(grad_x, grad_w, x, weight), grad_b)
 
 
 class ConvTranspose(Op):
@@ -180,7 +188,7 @@ class ConvTranspose(Op):
         grad_gy = Conv.apply(grad, weight, None, geometry) if _needs_grad(self, 0) else None
         grad_w = ConvWeight.apply(grad, gy, geometry) if _needs_grad(self, 1) else None
         grad_b = grad.sum(_bias_dims(grad.dim())) if _needs_grad(self, 2) else None
-        return grad_gy, grad_w, grad_b
+        return (*_as_convolution_backward(grad_gy, grad_w, gy, weight), grad_b)
 
 
 class ConvWeight(Op):

@@ -14,9 +14,10 @@ import warnings
 from ... import _dtype
 from ...autograd import grad_mode
 from ...ops.arguments import user_stacklevel
-from ...ops.comparison import where
-from ...ops.op import Op
+from ...ops.comparison import depends_on, where
+from ...ops.op import Op, not_differentiable
 from ...ops.pointwise import clamp_min
+from ...ops.reduction import norm
 from ...tensor import Tensor
 from .activation import Softmax, check_floating, log_softmax, logsigmoid, scalar_type_name, softplus
 from .normalization import _vector_norm
@@ -128,7 +129,10 @@ class NllLoss(Op):
     indices ``t`` (N, ...), skipping ``ignore_index``; the mean divides by the summed weights.
 
     The gradient is ``-weight[t] * grad`` scattered back into position ``t`` of zeros (a ``scatter``,
-    so it is differentiable in ``grad`` for double backward)."""
+    so it is differentiable in ``grad`` for double backward). It depends on x (derivative 0), as PyTorch's
+    nll_loss_backward, which takes the input."""
+
+    save_inputs = (0,)
 
     def forward(self, x, target, weight, ignore_index, reduction):
         xp = self.xp
@@ -153,9 +157,10 @@ class NllLoss(Op):
         return _safe_divide(xp, total, weight_sum)
 
     def backward(self, grad):
+        (x,) = self.saved_tensors
         src = (grad * self.constant(self.coefficient)).unsqueeze(1)
         zeros = grad.new_zeros(self.x_shape)
-        return zeros.scatter(1, self.constant(self.classes), src), None, None
+        return depends_on(zeros.scatter(1, self.constant(self.classes), src), x), None, None
 
 
 class CrossEntropy(Op):
@@ -262,6 +267,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _check_class_target("nll_loss", input, target)
     _check_class_weight(input, weight)
     check_floating("nll_loss", input)
+    not_differentiable("nll_loss_forward", weight=weight)
     if input.dim() == 1:
         out = NllLoss.apply(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction)
         return out.squeeze(0) if reduction == "none" else out
@@ -291,6 +297,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                                             class_dim, weight_shape)
     _check_class_target("cross_entropy", input, target)
     check_floating("cross_entropy", input)
+    not_differentiable("nll_loss_forward", weight=weight)
     if input.dim() == 1:
         out = CrossEntropy.apply(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index, reduction,
                                  float(label_smoothing))
@@ -369,6 +376,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             "Please ensure they have the same size."
         )
     check_floating("binary_cross_entropy", input)
+    not_differentiable("binary_cross_entropy", weight=weight)
     loss = BinaryCrossEntropy.apply(input, target.to(input.dtype))
     if weight is not None:
         loss = loss * weight
@@ -383,6 +391,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     check_floating("binary_cross_entropy_with_logits", input)
+    not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     softplus_neg = -logsigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
@@ -482,6 +491,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
+    not_differentiable("soft_margin_loss", target=target)
     return _reduce(softplus(-target * input, threshold=float("inf")), reduction)
 
 
@@ -533,11 +543,12 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """``||x1 - x2 + eps||_p`` over the last dim (broadcasting the leading dims)."""
+    """``||x1 - x2 + eps||_p`` over the last dim (broadcasting the leading dims). The norm op saves its result,
+    as PyTorch's does, so writing into the distance in place makes backward raise."""
     dim = max(x1.dim(), x2.dim()) - 1
     if dim < 0:
-        return _vector_norm((x1 - x2 + eps).reshape(1), p, 0, keepdim)
-    return _vector_norm(x1 - x2 + eps, p, dim, keepdim)
+        return norm((x1 - x2 + eps).reshape(1), p, 0, keepdim)
+    return norm(x1 - x2 + eps, p, dim, keepdim)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

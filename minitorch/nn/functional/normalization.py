@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from ...autograd import grad_mode
-from ...ops.op import Op
+from ...ops.comparison import depends_on
+from ...ops.op import Op, not_differentiable
 from ...tensor import Tensor
 from .activation import check_floating
 from .linear import linear
@@ -56,6 +57,55 @@ class Normalize(Op):
         self.mean = self.rstd = None
 
 
+class NormalizeWithRunningStats(Op):
+    """``(x - running_mean) * rsqrt(running_var + eps)``: batch/instance norm in evaluation. The gradient is
+    ``grad * rsqrt(running_var + eps)``; as PyTorch's native_batch_norm_backward takes the input, it requires grad
+    with x under create_graph, and its derivative in x is undefined ("not used in the graph")."""
+
+    save_inputs = (0,)
+
+    def forward(self, x, mean, var, eps):
+        self.rstd = (1 / self.xp.sqrt(var + eps)).astype(x.dtype, copy=False)
+        return ((x - mean) * self.rstd).astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return depends_on(grad * self.constant(self.rstd), x, undefined=True)
+
+
+class NativeAffine(Op):
+    """``y * weight + bias`` (either may be None) after a native norm (layer, batch, instance, group norm).
+    PyTorch computes the affine inside the norm's one node, whose backward takes the weight (and layer_norm's the
+    bias): under create_graph every gradient it gives requires grad with them, with an undefined derivative in
+    them (differentiating the weight's gradient w.r.t. the weight says "not used in the graph")."""
+
+    save_inputs = (0, 1, 2)
+
+    def forward(self, y, weight, bias, reads_bias):
+        self.reads_bias = reads_bias
+        out = y if weight is None else y * weight
+        return out if bias is None else out + bias
+
+    def backward(self, grad):
+        y, weight, bias = self.saved_tensors
+        sources = (weight, bias) if self.reads_bias else (weight,)
+        grads = (
+            (grad if weight is None else grad * weight) if self.needs_grad(0) else None,
+            grad * y if self.needs_grad(1) else None,
+            grad if self.needs_grad(2) else None,
+        )
+        return tuple(None if g is None else depends_on(g, *sources, undefined=True) for g in grads)
+
+
+def _native_affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None, reads_bias=False) -> Tensor:
+    if weight is None and bias is None:
+        return out
+    if shape is not None:
+        weight = None if weight is None else weight.reshape(shape)
+        bias = None if bias is None else bias.reshape(shape)
+    return NativeAffine.apply(out, weight, bias, reads_bias)
+
+
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape=None) -> Tensor:
     if weight is not None:
         out = out * (weight if shape is None else weight.reshape(shape))
@@ -94,7 +144,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             )
     check_floating("layer_norm", input)
     out = Normalize.apply(input, tuple(range(input.dim() - k, input.dim())), eps)
-    return _affine(out, weight, bias)
+    return _native_affine(out, weight, bias, reads_bias=True)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
@@ -127,6 +177,7 @@ def _normalize_per_channel(name: str, input: Tensor, dims: tuple, count: int, ru
     batch first: instance_norm has one per sample, batch_norm a batch of one); else the running statistics
     are used. Then ``* weight + bias`` per channel."""
     check_floating(name, input)
+    not_differentiable("native_batch_norm", running_mean=running_mean, running_var=running_var)
     channels = input.shape[1]
     for arg_name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                         ("bias", bias)):
@@ -136,8 +187,8 @@ def _normalize_per_channel(name: str, input: Tensor, dims: tuple, count: int, ru
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError(no_running_stats)
-        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
-        return _affine(out, weight, bias, shape)
+        out = NormalizeWithRunningStats.apply(input, running_mean.reshape(shape), running_var.reshape(shape), eps)
+        return _native_affine(out, weight, bias, shape)
     if count <= 1:
         raise ValueError(too_few_values)
     stats = []
@@ -146,7 +197,7 @@ def _normalize_per_channel(name: str, input: Tensor, dims: tuple, count: int, ru
         _update_running(running_mean, stats[0].mean(axis=0), momentum)
     if stats and running_var is not None:
         _update_running(running_var, stats[1].mean(axis=0) * (count / (count - 1)), momentum)
-    return _affine(out, weight, bias, shape)
+    return _native_affine(out, weight, bias, shape)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
@@ -204,7 +255,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     group_size = channels // num_groups * math.prod(input.shape[2:])
     grouped = input.reshape(batch, num_groups, group_size)
     out = Normalize.apply(grouped, (2,), eps).reshape(input.shape)
-    return _affine(out, weight, bias, _channel_shape(input))
+    return _native_affine(out, weight, bias, _channel_shape(input))
 
 
 def _vector_norm(input: Tensor, p: float, dim, keepdim: bool) -> Tensor:

@@ -9,6 +9,7 @@ adjoint scatter-adds the gradient back (``TakeTranspose``); the two are each oth
 from __future__ import annotations
 
 from ..._dtype import int64
+from ...ops.comparison import depends_on
 from ...ops.op import Op
 from ...tensor import Tensor
 
@@ -40,6 +41,17 @@ class Take(Op):
 
     def backward(self, grad):
         return TakeTranspose.apply(grad, self.dim, self.index, self.size)
+
+
+class PadTake(Take):
+    """``Take`` for reflect and replicate padding: PyTorch's reflection_pad/replication_pad backward takes the
+    input, so the gradient depends on it (derivative 0). (Circular padding is slicing in PyTorch: plain Take.)"""
+
+    save_inputs = (0,)
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return depends_on(super().backward(grad), x)
 
 
 class TakeTranspose(Op):
@@ -123,7 +135,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         _check_non_constant(mode, input, d, lo, hi, 4 + 2 * i)
         if lo or hi:
             index = _source_positions(mode, input.shape[d], lo, hi)
-            out = Take.apply(out, d, input._storage.backend.asarray(index, dtype=int64))
+            take = Take if mode == "circular" else PadTake
+            out = take.apply(out, d, input._storage.backend.asarray(index, dtype=int64))
     return out
 
 

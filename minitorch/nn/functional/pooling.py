@@ -152,7 +152,10 @@ class MaxPoolBackward(Op):
 
 
 class WindowSum(Op):
-    """``scale * sum of each window`` (zero padding); ``scale`` is None, a number or an (*out) array."""
+    """``scale * sum of each window`` (zero padding); ``scale`` is None, a number or an (*out) array.
+    Its gradient depends on x (derivative 0), as PyTorch's avg_pool backward, which takes the input."""
+
+    save_inputs = (0,)
 
     def forward(self, x, geometry, scale):
         self.geometry, self.scale = geometry, scale
@@ -162,7 +165,8 @@ class WindowSum(Op):
         return total if scale is None else total * _as_dtype(scale, x.dtype)
 
     def backward(self, grad):
-        return WindowSumTranspose.apply(grad, self.geometry, self.scale)
+        (x,) = self.saved_tensors
+        return depends_on(WindowSumTranspose.apply(grad, self.geometry, self.scale), x)
 
 
 class WindowSumTranspose(Op):
@@ -187,7 +191,10 @@ def _as_dtype(scale, dtype):
 
 
 class AlongDim(Op):
-    """``x`` multiplied along ``dim`` by a constant ``(out, in)`` matrix (adaptive average pooling)."""
+    """``x`` multiplied along ``dim`` by a constant ``(out, in)`` matrix (adaptive average pooling). Its gradient
+    depends on x (derivative 0), as PyTorch's adaptive_avg_pool backward, which takes the input."""
+
+    save_inputs = (0,)
 
     def forward(self, x, dim, matrix):
         self.dim, self.matrix = dim, matrix
@@ -196,7 +203,8 @@ class AlongDim(Op):
         return xp.ascontiguousarray(xp.moveaxis(product, -1, dim))
 
     def backward(self, grad):
-        return AlongDim.apply(grad, self.dim, self.matrix.T)
+        (x,) = self.saved_tensors
+        return depends_on(AlongDim.apply(grad, self.dim, self.matrix.T), x)
 
 
 # argument handling ------------------------------------------------------------------------------
