@@ -29,37 +29,7 @@ def _norm_p1_inf(shape, args, dtype):
 _CG = "create_graph through relu/leaky_relu/norm(p=1)/where(x>0,x,0) gives requires_grad=False"
 _MISSING_INPLACE_VIEW = "missing unsqueeze_/squeeze_/t_/transpose_/swapdims_/swapaxes_/as_strided_"
 
-PENDING = {
-    # --- defects being fixed on other branches -----------------------------------------------------------
-    "F.gelu": Entry("F.gelu on 0-dim", "draw", _zero_dim),
-    "F.gelu.tanh": Entry("F.gelu on 0-dim", "draw", _zero_dim),
-    "torch.softmax": Entry("missing torch.softmax/torch.log_softmax", "draw"),
-    "torch.log_softmax": Entry("missing torch.softmax/torch.log_softmax", "draw"),
-    "Tensor.unsqueeze_": Entry(_MISSING_INPLACE_VIEW, "draw"),
-    "Tensor.t_": Entry(_MISSING_INPLACE_VIEW, "draw"),
-    "argmax": Entry("error types: argmax of empty", "draw", _empty),
-    "argmax.all": Entry("error types: argmax of empty", "draw", _empty),
-    "nograd_view_inplace": Entry("in-place on views of views made under no_grad: PyTorch raises", "draw"),
-    "torch.relu": Entry(_CG, "create_graph"),
-    "Tensor.relu": Entry(_CG, "create_graph"),
-    "F.relu": Entry(_CG, "create_graph"),
-    "Tensor.relu_": Entry(_CG, "create_graph"),
-    "F.leaky_relu": Entry(_CG, "create_graph"),
-    "where.scalar": Entry(_CG, "create_graph"),
-    "norm": Entry(_CG + " (also p=inf)", "create_graph", _norm_p1_inf),
-    "linalg.vector_norm": Entry(_CG + " (also ord=inf)", "create_graph", _norm_p1_inf),
-    "F.hardtanh": Entry(_CG + " (hardtanh/relu6: the same masked derivative)", "create_graph"),
-    "F.relu6": Entry(_CG + " (hardtanh/relu6: the same masked derivative)", "create_graph"),
-    "clamp": Entry("clamp gradient at the boundary", "create_graph"),
-    "Tensor.clip": Entry("clamp gradient at the boundary", "create_graph"),
-    "Tensor.clamp_": Entry("clamp gradient at the boundary", "create_graph"),
-    # --- NEW defects found by this fuzzer (see docs/testing.md and the branch's report) ---------------------
-    "cummax": Entry("NEW: torch.cummax missing", "draw"),
-    "logcumsumexp": Entry("NEW: torch.logcumsumexp missing", "draw"),
-    "unfold": Entry("NEW: Tensor.unfold missing", "draw"),
-    "clamp.tensor": Entry("clamp gradient at the boundary (a tensor bound: the tie and NaN go to the input in "
-                          "PyTorch)", "draw"),
-}
+PENDING = {}
 
 
 def _correction_ge_n(shape, args, dtype):
@@ -78,22 +48,11 @@ def _correction_ge_n(shape, args, dtype):
     return n <= int(args.get("corr", 1))
 
 
-_NEW = {
-    "std": Entry("NEW: std/var gradient when correction >= N (PyTorch: +inf everywhere; minitorch: signed inf)",
-                 "draw", _correction_ge_n),
-    "var": Entry("NEW: std/var gradient when correction >= N (PyTorch: +inf everywhere; minitorch: signed inf)",
-                 "draw", _correction_ge_n),
-    "torch.pow.scalar": Entry("pow(x, number) saves its output (false 'modified by an inplace operation')",
-                              "draw"),
-    "pow.op": Entry("pow(x, number) saves its output (false 'modified by an inplace operation')", "draw"),
-    "F.hardsigmoid": Entry(_CG + " (hardsigmoid's masked derivative)", "create_graph"),
-    "F.hardswish": Entry(_CG + " (hardswish's masked derivative)", "create_graph"),
-}
+_NEW = {}
 # op name -> its entries (an op may have one per scope)
 PENDING = {op: [e] for op, e in PENDING.items()}
 for _op, _e in _NEW.items():
     PENDING.setdefault(_op, []).append(_e)
-PENDING["std"].append(Entry("std second derivative at a constant input", "create_graph"))
 
 
 def _msg(x):
@@ -230,12 +189,4 @@ def pending_reason(op, shape, args, dtype, scope="draw"):
 
 
 # test_errors.py cases (by label) whose exception type is a known defect in flight
-PENDING_ERRORS = {
-    "flip: repeated dim": "error types: flip(0, 0) varargs",
-    "cat: empty list": "error types: cat([])",
-    "argmax: empty": "error types: argmax of empty",
-    "empty: size too large": "error types: empty(2**62)",
-    "gather: int32 index": "error types: gather with int32 index",
-    "float(): more than one element": "error types: float()/int() of a multi-element tensor",
-    "int(): more than one element": "error types: float()/int() of a multi-element tensor",
-}
+PENDING_ERRORS = {}
