@@ -108,22 +108,31 @@ def _sequential_axes(x, axes: tuple) -> list:
     """The reduced axes numpy adds one row after another. Only its inner loop (the smallest stride, merged
     with reduced axes contiguous around it) is summed pairwise; the other reduced axes are accumulated
     sequentially, with an error growing with their length (``sum(0)`` of a tall matrix)."""
-    order = sorted((d for d in range(x.ndim) if x.shape[d] > 1), key=lambda d: abs(x.strides[d]))
+    shape, strides = x.shape, x.strides
+    if x.flags.c_contiguous:  # the common case, quickly: the inner loop is the trailing reduced dims
+        d = x.ndim - 1
+        while d >= 0 and (shape[d] == 1 or d in axes):
+            d -= 1
+        return [a for a in axes if a < d and shape[a] > 1]
+    order = sorted((d for d in range(x.ndim) if shape[d] > 1), key=lambda d: abs(strides[d]))
     inner, step = set(), None
     for d in order:
-        if d not in axes or (step is not None and abs(x.strides[d]) != step):
+        if d not in axes or (step is not None and abs(strides[d]) != step):
             break
         inner.add(d)
-        step = abs(x.strides[d]) * x.shape[d]
-    return [d for d in axes if x.shape[d] > 1 and d not in inner]
+        step = abs(strides[d]) * shape[d]
+    return [d for d in axes if shape[d] > 1 and d not in inner]
 
 
 def _float32_sum(array, axis, keepdims: bool):
-    if array.size <= _BLOCK:  # nothing to cascade
-        return np.add.reduce(array, axis=axis, dtype=np.float32, keepdims=keepdims)
-    axes = _axes(axis, array.ndim)
-    total = _cascade_sum(array, axes)
-    return total if keepdims else total.squeeze(axes)
+    """The float32 sum of float16/float32 ``array``: numpy's own where it adds few terms sequentially."""
+    if array.size > _BLOCK:
+        axes = _axes(axis, array.ndim)
+        sequential = _sequential_axes(array, axes)
+        if sequential and math.prod(array.shape[d] for d in sequential) > _BLOCK:
+            total = _cascade_sum(array, axes)
+            return total if keepdims else total.squeeze(axes)
+    return np.add.reduce(array, axis=axis, dtype=np.float32, keepdims=keepdims)
 
 
 def _cascade_sum(x, axes: tuple):
