@@ -95,7 +95,8 @@ class NumpyBackend(ArrayBackend):
 
 _limiter = None
 
-_BLOCK = 128  # terms numpy may add one after another into one partial sum
+_SEQUENTIAL = 512  # terms numpy may add one after another (relative error below 5e-6 even for 512 x 0.1)
+_BLOCK = 128  # rows per partial sum when more would be added sequentially
 
 
 def _axes(axis, ndim: int) -> tuple:
@@ -126,23 +127,23 @@ def _sequential_axes(x, axes: tuple) -> list:
 
 def _float32_sum(array, axis, keepdims: bool):
     """The float32 sum of float16/float32 ``array``: numpy's own where it adds few terms sequentially."""
-    if array.size > _BLOCK:
+    if array.size > _SEQUENTIAL:
         axes = _axes(axis, array.ndim)
         sequential = _sequential_axes(array, axes)
-        if sequential and math.prod(array.shape[d] for d in sequential) > _BLOCK:
+        if sequential and math.prod(array.shape[d] for d in sequential) > _SEQUENTIAL:
             total = _cascade_sum(array, axes)
             return total if keepdims else total.squeeze(axes)
     return np.add.reduce(array, axis=axis, dtype=np.float32, keepdims=keepdims)
 
 
 def _cascade_sum(x, axes: tuple):
-    """Sum of float16/float32 ``x`` over ``axes`` (kept as size 1), in float32, adding at most ``_BLOCK``
+    """Sum of float16/float32 ``x`` over ``axes`` (kept as size 1), in float32, adding at most ``_SEQUENTIAL``
     terms sequentially: a long sequential axis is cut into blocks, each block summed into a partial (one
     numpy pass at full speed, the result ``_BLOCK`` times smaller), then the partials the same way. The
     error grows like log(n), as in PyTorch's cascade sum, instead of like n (1e6 rows of 0.1 gave 100958)."""
     while True:
         sequential = _sequential_axes(x, axes)
-        if math.prod(x.shape[d] for d in sequential) <= _BLOCK:
+        if math.prod(x.shape[d] for d in sequential) <= _SEQUENTIAL:
             return np.add.reduce(x, axis=axes, dtype=np.float32, keepdims=True)
         d = max(sequential, key=lambda a: x.shape[a])
         n = x.shape[d]
