@@ -393,6 +393,8 @@ def test_float32_reductions_over_many_rows_are_accurate(device):
     _assert_close_rel(x.reshape(400, 250, 4).sum((0, 1)), ref.reshape(400, 250, 4).sum((0, 1)))
     _assert_close_rel(x.t().sum(1), ref.sum(0))  # the same sum, as a (non-contiguous) last axis
     _assert_close_rel(x.sum(), ref.sum())
+    rows = torch.tensor([0.1, 0.3], device=device).expand(200_000, 2)  # a broadcast view: stride 0 along the rows
+    _assert_close_rel(rows.sum(0), np.float32([0.1, 0.3]).astype(np.float64) * 200_000)
     _assert_close_rel(x.var(0), ref.var(0, ddof=1))
     _assert_close_rel(x.std(0), ref.std(0, ddof=1))
     _assert_close_rel(x.norm(dim=0), np.sqrt((ref * ref).sum(0)))  # PyTorch's own norm is 6e-4 off here
@@ -405,6 +407,9 @@ def test_float32_broadcast_gradients_over_many_rows_are_accurate(device):
     bias = torch.zeros(2, device=device, requires_grad=True)
     (x.detach() * 0 + bias).backward(x)  # the bias gradient: the incoming gradient summed over the rows
     _assert_close_rel(bias.grad, ref.sum(0))
+    bias.grad = None
+    (x.detach() + bias).mean().backward()  # the gradient of mean: one value, broadcast (stride 0), summed
+    np.testing.assert_allclose(as_numpy(bias.grad), [0.5, 0.5], rtol=1e-5)
     running_mean = torch.zeros(2, device=device)
     torch.nn.functional.batch_norm(x, running_mean, None, training=True, momentum=1.0)
     _assert_close_rel(running_mean, ref.mean(0))

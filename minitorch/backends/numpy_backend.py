@@ -115,14 +115,41 @@ def _sequential_axes(x, axes: tuple) -> list:
         while d >= 0 and (shape[d] == 1 or d in axes):
             d -= 1
         return [a for a in axes if a < d and shape[a] > 1]
-    order = sorted((d for d in range(x.ndim) if shape[d] > 1), key=lambda d: abs(strides[d]))
     inner, step = set(), None
-    for d in order:
+    for d in _iteration_order(x, axes):
         if d not in axes or (step is not None and abs(strides[d]) != step):
             break
         inner.add(d)
         step = abs(strides[d]) * shape[d]
     return [d for d in axes if shape[d] > 1 and d not in inner]
+
+
+def _iteration_order(x, axes: tuple) -> list:
+    """The dims of ``x`` (size 1 left out) innermost first, as numpy's iterator orders them for a reduction
+    (npyiter_find_best_axis_ordering): a stable insertion sort by stride, from C order, where a comparison
+    between strides of which one is 0 (a broadcast input, the output's reduced dims) decides nothing."""
+    out_strides, step = {}, 1
+    for d in reversed(range(x.ndim)):
+        out_strides[d] = 0 if d in axes else step
+        step *= 1 if d in axes else x.shape[d]
+    order = []
+    for d in reversed(range(x.ndim)):  # C order, innermost first
+        if x.shape[d] == 1:
+            continue
+        position = len(order)
+        for i in reversed(range(len(order))):
+            decided = [
+                abs(a[d]) < abs(a[order[i]])
+                for a in (x.strides, out_strides)
+                if a[d] != 0 and a[order[i]] != 0
+            ]
+            if not decided:
+                continue
+            if not all(decided):
+                break
+            position = i
+        order.insert(position, d)
+    return order
 
 
 def _float32_sum(array, axis, keepdims: bool):
