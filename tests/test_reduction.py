@@ -402,3 +402,59 @@ def test_var_gradient_with_no_degrees_of_freedom_matches_pytorch(fn, shape, expe
         (grad,) = torch.autograd.grad(fn(x).sum(), x, create_graph=True)
     assert grad.requires_grad is requires_grad
     np.testing.assert_array_equal(np.array(grad.tolist()), np.array(expected))
+
+
+# float32/float16 accuracy: numpy adds the rows of a leading axis one after another --------------------
+def _tall_float32(device):
+    """200,000 x 2 float32 values near 1000, and their float64 copy (the reference). Added row by row in
+    float32, sum(0) was 0.2% off and var(0) 57x too large; PyTorch's cascade sum is within 1e-7."""
+    values = (1000 + np.random.default_rng(0).random((200_000, 2))).astype(np.float32)
+    return torch.from_numpy(values).to(device), values.astype(np.float64)
+
+
+def _assert_close_rel(t, expected, rtol=1e-5):
+    assert t.dtype == torch.float32 and t.shape == expected.shape
+    np.testing.assert_allclose(as_numpy(t).astype(np.float64), expected, rtol=rtol)
+
+
+def test_float32_reductions_over_many_rows_are_accurate(device):
+    x, ref = _tall_float32(device)
+    _assert_close_rel(x.sum(0), ref.sum(0))
+    _assert_close_rel(x.sum(0, keepdim=True), ref.sum(0, keepdims=True))
+    _assert_close_rel(x.mean(0), ref.mean(0))
+    _assert_close_rel(x.reshape(400, 250, 4).sum((0, 1)), ref.reshape(400, 250, 4).sum((0, 1)))
+    _assert_close_rel(x.t().sum(1), ref.sum(0))  # the same sum, as a (non-contiguous) last axis
+    _assert_close_rel(x.sum(), ref.sum())
+    rows = torch.tensor([0.1, 0.3], device=device).expand(200_000, 2)  # a broadcast view: stride 0 along the rows
+    _assert_close_rel(rows.sum(0), np.float32([0.1, 0.3]).astype(np.float64) * 200_000)
+    _assert_close_rel(x.var(0), ref.var(0, ddof=1))
+    _assert_close_rel(x.std(0), ref.std(0, ddof=1))
+    _assert_close_rel(x.norm(dim=0), np.sqrt((ref * ref).sum(0)))  # PyTorch's own norm is 6e-4 off here
+    assert np.array_equal(as_numpy(x.double().sum(0)), ref.sum(0))  # float64: numpy's own sum, bit for bit
+
+
+def test_float32_broadcast_gradients_over_many_rows_are_accurate(device):
+    x, ref = _tall_float32(device)
+    _assert_close_rel(x.sum_to_size(1, 2), ref.sum(0, keepdims=True))
+    bias = torch.zeros(2, device=device, requires_grad=True)
+    (x.detach() * 0 + bias).backward(x)  # the bias gradient: the incoming gradient summed over the rows
+    _assert_close_rel(bias.grad, ref.sum(0))
+    bias.grad = None
+    (x.detach() + bias).mean().backward()  # the gradient of mean: one value, broadcast (stride 0), summed
+    np.testing.assert_allclose(as_numpy(bias.grad), [0.5, 0.5], rtol=1e-5)
+    running_mean = torch.zeros(2, device=device)
+    torch.nn.functional.batch_norm(x, running_mean, None, training=True, momentum=1.0)
+    _assert_close_rel(running_mean, ref.mean(0))
+
+
+def test_float16_sums_accumulate_in_float32(device):
+    """As PyTorch (values from it): added row by row in float16, 3000 ones would stop at 2048."""
+    ones = torch.ones(3000, 2, dtype=torch.float16, device=device)
+    assert ones.sum(0).tolist() == [3000.0, 3000.0] and ones.sum(0).dtype == torch.float16
+    assert ones.sum().item() == 6000.0
+    tenths = torch.full((4096,), 0.1, dtype=torch.float16, device=device)
+    assert tenths.sum().item() == 409.5
+    assert tenths.reshape(256, 16).sum(0)[0].item() == 25.59375
+    assert tenths.mean().dtype == torch.float16 and tenths.mean().item() == pytest.approx(0.1, rel=1e-3)
+    assert tenths.sum(dtype=torch.float32).dtype == torch.float32
+    assert tenths.reshape(64, 64).var(0)[0].item() == 0.0

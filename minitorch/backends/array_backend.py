@@ -126,6 +126,15 @@ class ArrayBackend(Backend):
         out = mask if mask.shape == a_bits.shape else None  # else a broadcasts: a fresh result
         return xp.bitwise_and(a_bits, mask, out=out).view(a.dtype)
 
+    # reductions ----------------------------------------------------------------------------
+    def sum(self, array, axis=None, keepdims=False, dtype=None):
+        """``xp.sum``; the numpy backend overrides it to add float16/float32 in a cascade."""
+        return self.xp.sum(array, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def mean(self, array, axis=None, keepdims=False, dtype=None):
+        """``xp.mean``; the numpy backend overrides it to add float16/float32 in a cascade."""
+        return self.xp.mean(array, axis=axis, keepdims=keepdims, dtype=dtype)
+
     # kernels that differ between array libraries ---------------------------------------------
     def index_add(self, target, index, values):
         """``target[index] += values`` where repeated indices all add up (numpy's add.at)."""

@@ -162,7 +162,7 @@ class Elementwise(Op):
     def sum_to_shape(self, grad, shape: tuple):
         """A gradient array of the broadcast shape summed back to an input's ``shape`` (``sum_to_size``
         on arrays: the engine's reduction when backward runs on arrays)."""
-        return self.xp.sum(grad, axis=broadcast_dims(shape, grad.shape), keepdims=True).reshape(shape)
+        return self.backend.sum(grad, broadcast_dims(shape, grad.shape), True).reshape(shape)
 
     @property
     def on_meta(self) -> bool:

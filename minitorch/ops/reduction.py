@@ -79,7 +79,7 @@ def _on_0d(fn, input: Tensor, *args):
 class Sum(Op):
     def forward(self, x, dims, keepdim, dtype=None):
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
-        return self.xp.sum(x, axis=dims, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
+        return self.backend.sum(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
         return restore_dims(grad, self.input_shape, self.dims, self.keepdim).expand(self.input_shape)
@@ -94,7 +94,7 @@ class Mean(Op):
             )
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
         self.count = math.prod(x.shape[d] for d in dims)
-        return self.xp.mean(x, axis=dims, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
+        return self.backend.mean(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
         return restore_dims(grad, self.input_shape, self.dims, self.keepdim).expand(self.input_shape) / self.count
@@ -504,10 +504,10 @@ class Var(Op):
         count = math.prod(x.shape[d] for d in dims)
         self.dof, self.whole = count - correction, whole or x.ndim == 0
         self.divisor = builtins.max(self.dof, 0)
-        centered = x - xp.sum(x, axis=dims, keepdims=True) / builtins.max(count, 1)
-        squares = xp.sum(centered * centered, axis=dims, keepdims=keepdim)
+        centered = x - self.backend.sum(x, dims, True) / builtins.max(count, 1)
+        squares = self.backend.sum(centered * centered, dims, keepdim)
         if self.divisor == 0:
-            out = xp.where(squares == 0, math.nan, _INF).astype(x.dtype)
+            out = xp.where(squares > 0, _INF, math.nan).astype(x.dtype)  # squares / 0: NaN for 0 and NaN
         else:
             out = squares / self.divisor
         return xp.sqrt(out) if take_sqrt else out
@@ -602,9 +602,9 @@ class Norm(Op):
         self.input_shape, self.p, self.dims, self.keepdim = x.shape, p, dims, keepdim
         magnitude = xp.abs(x)
         if p == 2:
-            return xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim))
+            return xp.sqrt(self.backend.sum(x * x, dims, keepdim))
         if p == 1:
-            return xp.sum(magnitude, axis=dims, keepdims=keepdim)
+            return self.backend.sum(magnitude, dims, keepdim)
         if p == 0:
             return xp.sum(x != 0, axis=dims, keepdims=keepdim).astype(x.dtype)
         if math.isinf(p):
@@ -614,7 +614,7 @@ class Norm(Op):
             powers = xp.where(zero, _INF, xp.where(zero, 1, magnitude) ** p).astype(x.dtype)
         else:
             powers = magnitude**p
-        return xp.sum(powers, axis=dims, keepdims=keepdim) ** (1.0 / p)
+        return self.backend.sum(powers, dims, keepdim) ** (1.0 / p)
 
     def backward(self, grad):
         from .comparison import where
@@ -755,7 +755,7 @@ class Logsumexp(Op):
             return xp.full(xp.sum(x, axis=dims, keepdims=keepdim).shape, -_INF, dtype=x.dtype)
         shift = xp.amax(x, axis=dims, keepdims=True)
         shift = xp.where(xp.isinf(shift), 0, shift).astype(x.dtype)
-        total = xp.sum(xp.exp(x - shift), axis=dims, keepdims=True)
+        total = self.backend.sum(xp.exp(x - shift), dims, True)
         positive = total > 0  # all -inf gives 0: its log is -inf (without numpy's divide warning)
         out = xp.where(positive, xp.log(xp.where(positive, total, 1)), -_INF).astype(x.dtype) + shift
         return out if keepdim else out.squeeze(axis=dims)

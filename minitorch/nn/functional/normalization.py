@@ -32,9 +32,9 @@ class Normalize(Op):
 
     def forward(self, x, dims, eps, stats=None):
         self.dims, self.eps = dims, eps
-        self.mean = mean = x.mean(axis=dims, keepdims=True)
+        self.mean = mean = self.backend.mean(x, dims, True)
         centered = x - mean
-        var = (centered * centered).mean(axis=dims, keepdims=True)
+        var = self.backend.mean(centered * centered, dims, True)
         self.rstd = 1 / self.xp.sqrt(var + eps)
         if stats is not None:
             stats.extend((mean, var))
