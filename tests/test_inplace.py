@@ -625,3 +625,27 @@ def test_pow_with_a_number_exponent_saves_only_its_input():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0499358540350654, 0.00034518603860573583, 0.8568275360244634],
                                rtol=1e-9)
+
+
+def test_double_backward_through_an_output_saving_op_applied_in_place_to_a_view():
+    """The saved output of exp_/tanh_ written into a view unpacks with the view's history (as_strided of the
+    base's CopySlices), not with the in-place node whose edge the CopySlices owns (PyTorch 2.13's values)."""
+    x = leaf([0.5, 1.0])
+    v = x * 1
+    v[...].exp_()
+    g, = torch.autograd.grad(v.sinh().sum(), x, create_graph=True)
+    assert close(g, [4.4455, 20.6865])
+    assert close(torch.autograd.grad(g.sum(), x)[0], [11.2521, 76.4305], tol=1e-3)
+    x = leaf([0.5, 1.0, 2.0], dtype=torch.float64)
+    v = x * 1
+    v[1:].tanh_()
+    g, = torch.autograd.grad((v ** 3).sum(), x, create_graph=True)
+    assert close(g, [0.75, 0.7308, 0.1970])
+    assert close(torch.autograd.grad(g.sum(), x)[0], [3.0, -0.3072, -0.3509])
+
+    def f(x):
+        v = x * 1
+        v[1:].sigmoid_()
+        return v ** 3
+
+    assert torch.autograd.gradgradcheck(f, (leaf([0.5, 1.0, 2.0], dtype=torch.float64),))
