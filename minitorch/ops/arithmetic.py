@@ -170,6 +170,7 @@ class Remainder(Elementwise):
     """Python's modulo: the result has the divisor's sign. d/db = -floor(a / b)."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (1,)}  # only b's gradient reads them
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
@@ -187,6 +188,7 @@ class Fmod(Elementwise):
     """C's fmod: the result has the dividend's sign. d/db = -trunc(a / b)."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (1,)}  # only b's gradient reads them
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
