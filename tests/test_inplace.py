@@ -747,7 +747,23 @@ def test_sgn_saves_its_result():
     s = torch.sgn(x * 1)
     s.mul_(2)
     _backward_raises_modified((s * x).sum())
+    y = x * 1
+    s = torch.sgn(y)  # and its input
+    y.add_(1)
+    _backward_raises_modified((s * x).sum())
     s = torch.sign(x * 1)  # sign saves nothing
     s.mul_(2)
     (s * x).sum().backward()
     assert x.grad.tolist() == [3.0, -3.0]
+
+
+def test_cummax_saves_its_input():
+    """PyTorch's cummaxmin_backward(grad, self, indices, dim) reads the input too."""
+    x = leaf([[0.5, -2.0, 3.0]])
+    y = x * 1
+    values, _ = torch.cummax(y, 1)
+    y.add_(1)
+    _backward_raises_modified(values.sum())
+    values, _ = torch.cummin(x * 1, 1)
+    values.sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0, 0.0]]

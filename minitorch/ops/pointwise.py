@@ -289,8 +289,9 @@ UNARY = {
     # the gradient depends on the result (with derivative 0), so it can be differentiated again
     "relu": (_relu, lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
-    # PyTorch's sgn_backward(self, grad, result) reads the result (zeros for a real input): writing into it raises
-    "sgn": (_sign, _no_grad, "y"),
+    # PyTorch's sgn_backward(self, grad, result) reads input and result (zeros for a real input): writing into them
+    # before backward raises
+    "sgn": (_sign, _no_grad, "xy"),
     "floor": (_rounding("floor"), _no_grad, ""),
     "ceil": (_rounding("ceil"), _no_grad, ""),
     "trunc": (_rounding("trunc"), _no_grad, ""),

@@ -252,7 +252,9 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 class CumExtremum(Op):
     """cummax / cummin: the running extremum and the index it came from. A tie or a NaN moves the index to
     the newer element (PyTorch: ``isnan(x) || (!isnan(out) && x >= out)``), and once NaN the values stay NaN.
-    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add)."""
+    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add, which saves the input too)."""
+
+    save_inputs = (0,)
 
     def name(self) -> str:
         return "CummaxBackward0" if self.largest else "CumminBackward0"
@@ -269,7 +271,7 @@ class CumExtremum(Op):
         return values, index
 
     def backward(self, grad, grad_indices=None):
-        (index,) = self.saved_tensors  # the indices output (saved by Op._record: modifying it raises here)
+        _, index = self.saved_tensors  # index: the indices output (saved by Op._record: modifying it raises here)
         return grad.new_zeros(grad.shape).scatter_add(self.dim, index, grad)
 
 
