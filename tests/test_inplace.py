@@ -767,3 +767,37 @@ def test_cummax_saves_its_input():
     values, _ = torch.cummin(x * 1, 1)
     values.sum().backward()
     assert x.grad.tolist() == [[1.0, 2.0, 0.0]]
+
+
+def test_number_divided_by_a_tensor_saves_the_reciprocal():
+    """``1.5 / t`` is ``t.reciprocal() * 1.5`` in PyTorch: t itself is not saved (fuzzer seed 101484)."""
+    x = leaf([0.0, 1.0, 2.0])
+    v = x * 1
+    y = 1.5 / v
+    v.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [-math.inf, -1.5, -0.375]
+    assert (1 / torch.tensor([3.0])).tolist() == [0.3333333432674408]  # float32(1/3) * 1
+    assert (1 / torch.tensor([2, 0])).tolist() == [0.5, math.inf]
+
+
+def test_cummax_of_an_empty_input_under_create_graph_returns_the_input():
+    """PyTorch's cummaxmin_backward returns the empty input itself, so the gradient requires grad."""
+    x = leaf(np.zeros((2, 0)).tolist())
+    values, _ = torch.cummin(x, 0)
+    g, = torch.autograd.grad(values.sum(), x, create_graph=True)
+    assert g.shape == (2, 0) and g.requires_grad
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (3, 4)), ((2, 3), (3,)), ((5, 2, 3), (3, 4)), ((3,), (3, 4))])
+def test_matmul_saves_each_operand_only_for_the_other_gradient(shapes):
+    """As PyTorch's mm/mv/bmm: a requiring grad with b constant saves only b, so writing into a is allowed."""
+    a0, b = torch.ones(shapes[0], requires_grad=True), torch.full(shapes[1], 2.0)
+    a = a0 * 1
+    y = a @ b
+    a.add_(1)
+    (y * 1.5).sum().backward()
+    assert a0.grad.sum().item() == 3.0 * a0.numel() * (4 if len(shapes[1]) == 2 else 1)
+    y = a @ b
+    b.add_(1)
+    _backward_raises_modified(y.sum())

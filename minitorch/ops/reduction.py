@@ -271,7 +271,9 @@ class CumExtremum(Op):
         return values, index
 
     def backward(self, grad, grad_indices=None):
-        _, index = self.saved_tensors  # index: the indices output (saved by Op._record: modifying it raises here)
+        x, index = self.saved_tensors  # index: the indices output (saved by Op._record: modifying it raises here)
+        if x._array.size == 0:  # PyTorch's cummaxmin_backward returns the (empty) input itself
+            return x
         return grad.new_zeros(grad.shape).scatter_add(self.dim, index, grad)
 
 
