@@ -62,7 +62,7 @@ def test_vw3_saved_output_modified():
     b = a.sigmoid()
     b.mul_(2)
     with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified "
-                       r"by an inplace operation: \[torch.FloatTensor \[3\]\], which is output 0 of SigmoidBackward0, "
+                       r"by an inplace operation: \[torch.FloatTensor \[3\]\], which is output 0 of Sigmoid, "
                        r"is at version 1; expected version 0 instead"):
         b.sum().backward()
 

@@ -224,7 +224,9 @@ def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> 
     shape = list(tensor._array.shape)
     produced_by = tensor.grad_fn if saved.output_nr is None else owner
     output_nr = tensor._output_nr if saved.output_nr is None else saved.output_nr
-    which = f", which is output {output_nr} of {produced_by.name()}," if produced_by is not None else ""
+    # PyTorch names the forward op here (``Exp``, not ``ExpBackward0``)
+    name = produced_by.name().rstrip("0123456789").removesuffix("Backward") if produced_by is not None else ""
+    which = f", which is output {output_nr} of {name}," if produced_by is not None else ""
     if is_anomaly_enabled():
         hint = (
             "Hint: the backtrace further above shows the operation that failed to compute its "
@@ -233,7 +235,7 @@ def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> 
     else:
         hint = (
             "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with torch.autograd.set_detect_anomaly(True)."
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
