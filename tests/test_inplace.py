@@ -62,7 +62,7 @@ def test_vw3_saved_output_modified():
     b = a.sigmoid()
     b.mul_(2)
     with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified "
-                       r"by an inplace operation: \[torch.FloatTensor \[3\]\], which is output 0 of SigmoidBackward0, "
+                       r"by an inplace operation: \[torch.FloatTensor \[3\]\], which is output 0 of Sigmoid, "
                        r"is at version 1; expected version 0 instead"):
         b.sum().backward()
 
@@ -625,3 +625,179 @@ def test_pow_with_a_number_exponent_saves_only_its_input():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0499358540350654, 0.00034518603860573583, 0.8568275360244634],
                                rtol=1e-9)
+
+
+def test_double_backward_through_an_output_saving_op_applied_in_place_to_a_view():
+    """The saved output of exp_/tanh_ written into a view unpacks with the view's history (as_strided of the
+    base's CopySlices), not with the in-place node whose edge the CopySlices owns (PyTorch 2.13's values)."""
+    x = leaf([0.5, 1.0])
+    v = x * 1
+    v[...].exp_()
+    g, = torch.autograd.grad(v.sinh().sum(), x, create_graph=True)
+    assert close(g, [4.4455, 20.6865])
+    assert close(torch.autograd.grad(g.sum(), x)[0], [11.2521, 76.4305], tol=1e-3)
+    x = leaf([0.5, 1.0, 2.0], dtype=torch.float64)
+    v = x * 1
+    v[1:].tanh_()
+    g, = torch.autograd.grad((v ** 3).sum(), x, create_graph=True)
+    assert close(g, [0.75, 0.7308, 0.1970])
+    assert close(torch.autograd.grad(g.sum(), x)[0], [3.0, -0.3072, -0.3509])
+
+    def f(x):
+        v = x * 1
+        v[1:].sigmoid_()
+        return v ** 3
+
+    assert torch.autograd.gradgradcheck(f, (leaf([0.5, 1.0, 2.0], dtype=torch.float64),))
+
+
+def _backward_raises_modified(loss):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_inputs_whose_gradient_is_not_wanted_are_not_saved():
+    """PyTorch saves only what the gradients of inputs requiring grad read (Op.saved_when): writing into the
+    other inputs before backward is allowed; writing into a saved one raises (PyTorch 2.13's gradients)."""
+    x, y = leaf([1.5, -2.0]), torch.tensor([0.7, 0.3])
+    z = torch.fmod(x, y)
+    y[...] = 0.25
+    z.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    x, y = torch.tensor([1.5, -2.0]), leaf([0.7, 0.3])
+    z = torch.remainder(x, y)
+    x[...] = 0.25  # read by y's gradient
+    _backward_raises_modified(z.sum())
+    x, y = leaf([1.5, -2.0]), torch.tensor([0.7, 0.3])
+    z = torch.lerp(x, y, 0.3)  # a number weight: nothing is saved
+    y.reciprocal_()
+    z.sum().backward()
+    assert close(x.grad, [0.7, 0.7])
+    x, y, w = leaf([1.5, -2.0]), torch.tensor([0.7, 0.3]), torch.tensor([0.2, 0.3])
+    z = torch.lerp(x, y, w)
+    y.div_(2)
+    z.sum().backward()
+    assert close(x.grad, [0.8, 0.7])
+    z = torch.lerp(x, y, w)
+    w.div_(2)
+    _backward_raises_modified(z.sum())
+    x, y = leaf([1.5, 2.0]), torch.tensor([0.7, 0.3])
+    z = torch.hypot(x, y)
+    y.mul_(2)
+    z.sum().backward()
+    assert close(x.grad, [0.9062, 0.9889])
+    x, y = torch.tensor([1.5, 2.0]), leaf([0.7, 0.3])
+    z = torch.copysign(x, y)
+    x.mul_(2)
+    z.sum().backward()
+    assert y.grad.tolist() == [0.0, 0.0]
+    x = leaf([1.5, 2.0])
+    index = torch.tensor([1])
+    z = torch.scatter_add(x * 1, 0, index, torch.tensor([3.0]))  # src needs no gradient: index not saved
+    index.zero_()
+    z.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    z = torch.pow(x, torch.tensor([0.7, 0.3]))  # the output is always saved
+    z.mul_(2)
+    _backward_raises_modified(z.sum())
+
+
+@pytest.mark.parametrize("take", ["gather", "take_along_dim"])
+def test_gather_saves_its_input(take):
+    x0 = leaf([1.5, 2.0])
+    x = x0 * 1
+    z = getattr(torch, take)(x, 0, torch.tensor([1])) if take == "gather" else torch.take_along_dim(x, torch.tensor([1]), 0)
+    x.mul_(2)
+    _backward_raises_modified(z.sum())
+
+
+INDEX_OUTPUT_OPS = {
+    "max": lambda x: torch.max(x, 1), "min": lambda x: x.min(0, keepdim=True), "sort": lambda x: torch.sort(x, 1),
+    "topk": lambda x: torch.topk(x, 2), "kthvalue": lambda x: torch.kthvalue(x, 2, 1), "median": lambda x: x.median(1),
+    "mode": lambda x: x.mode(1), "cummax": lambda x: torch.cummax(x, 1), "cummin": lambda x: torch.cummin(x, 0),
+    "max_pool1d": lambda x: torch.nn.functional.max_pool1d(x.unsqueeze(0), 2, return_indices=True),
+    "max_0d": lambda x: torch.max(x[0, 0], 0),
+}
+# PyTorch 2.13's x.grad of out.values.sum() when the indices are left alone
+INDEX_OUTPUT_GRADS = {
+    "max": [0, 1, 0, 1, 0, 0], "min": [1, 0, 1, 0, 1, 0], "sort": [1, 1, 1, 1, 1, 1], "topk": [1, 1, 0, 1, 1, 0],
+    "kthvalue": [1, 0, 0, 0, 1, 0], "median": [1, 0, 0, 0, 1, 0], "mode": [0, 0, 1, 0, 0, 1],
+    "cummax": [1, 2, 0, 3, 0, 0], "cummin": [2, 1, 2, 0, 1, 0], "max_pool1d": [0, 1, 0, 1, 0, 0],
+    "max_0d": [1, 0, 0, 0, 0, 0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_OUTPUT_OPS))
+def test_index_outputs_are_saved_and_version_checked(name):
+    x = leaf([[0.5, 2.0, -1.0], [3.0, 1.0, 0.0]])
+    values, indices = INDEX_OUTPUT_OPS[name](x)
+    values.sum().backward()
+    assert x.grad.reshape(-1).tolist() == INDEX_OUTPUT_GRADS[name]
+    values, indices = INDEX_OUTPUT_OPS[name](x)
+    indices.add_(0)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[torch.LongTensor .*\] is at version 1"):
+        values.sum().backward()
+
+
+def test_sgn_saves_its_result():
+    x = leaf([0.5, -2.0])
+    s = torch.sgn(x * 1)
+    (s * x).sum().backward()
+    assert x.grad.tolist() == [1.0, -1.0]
+    s = torch.sgn(x * 1)
+    s.mul_(2)
+    _backward_raises_modified((s * x).sum())
+    y = x * 1
+    s = torch.sgn(y)  # and its input
+    y.add_(1)
+    _backward_raises_modified((s * x).sum())
+    s = torch.sign(x * 1)  # sign saves nothing
+    s.mul_(2)
+    (s * x).sum().backward()
+    assert x.grad.tolist() == [3.0, -3.0]
+
+
+def test_cummax_saves_its_input():
+    """PyTorch's cummaxmin_backward(grad, self, indices, dim) reads the input too."""
+    x = leaf([[0.5, -2.0, 3.0]])
+    y = x * 1
+    values, _ = torch.cummax(y, 1)
+    y.add_(1)
+    _backward_raises_modified(values.sum())
+    values, _ = torch.cummin(x * 1, 1)
+    values.sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0, 0.0]]
+
+
+def test_number_divided_by_a_tensor_saves_the_reciprocal():
+    """``1.5 / t`` is ``t.reciprocal() * 1.5`` in PyTorch: t itself is not saved (fuzzer seed 101484)."""
+    x = leaf([0.0, 1.0, 2.0])
+    v = x * 1
+    y = 1.5 / v
+    v.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [-math.inf, -1.5, -0.375]
+    assert (1 / torch.tensor([3.0])).tolist() == [0.3333333432674408]  # float32(1/3) * 1
+    assert (1 / torch.tensor([2, 0])).tolist() == [0.5, math.inf]
+
+
+def test_cummax_of_an_empty_input_under_create_graph_returns_the_input():
+    """PyTorch's cummaxmin_backward returns the empty input itself, so the gradient requires grad."""
+    x = leaf(np.zeros((2, 0)).tolist())
+    values, _ = torch.cummin(x, 0)
+    g, = torch.autograd.grad(values.sum(), x, create_graph=True)
+    assert g.shape == (2, 0) and g.requires_grad
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (3, 4)), ((2, 3), (3,)), ((5, 2, 3), (3, 4)), ((3,), (3, 4))])
+def test_matmul_saves_each_operand_only_for_the_other_gradient(shapes):
+    """As PyTorch's mm/mv/bmm: a requiring grad with b constant saves only b, so writing into a is allowed."""
+    a0, b = torch.ones(shapes[0], requires_grad=True), torch.full(shapes[1], 2.0)
+    a = a0 * 1
+    y = a @ b
+    a.add_(1)
+    (y * 1.5).sum().backward()
+    assert a0.grad.sum().item() == 3.0 * a0.numel() * (4 if len(shapes[1]) == 2 else 1)
+    y = a @ b
+    b.add_(1)
+    _backward_raises_modified(y.sum())

@@ -182,10 +182,13 @@ class SavedTensor:
     """A tensor an op keeps for backward, with the storage version it had when saved.
 
     An op's own output is kept as a detached alias (the node must not hold its output, which holds
-    the node); unpacking re-attaches the node so double backward sees the output's history.
+    the node); unpacking re-attaches the node so double backward sees the output's history. An
+    output written in place into a view unpacks with the view's history instead (``history``: the
+    view's grad_fn and output_nr after the write, PyTorch's is_inplace_on_view), since the node's
+    own edge is owned by the base's CopySlices.
     """
 
-    __slots__ = ("tensor", "version", "output_nr")
+    __slots__ = ("tensor", "version", "output_nr", "history")
 
     def __init__(self, tensor, output_nr: int | None = None):
         if output_nr is not None:
@@ -200,6 +203,7 @@ class SavedTensor:
         self.tensor = tensor
         self.version = tensor._storage.version
         self.output_nr = output_nr
+        self.history = None
 
     def unpack(self, owner: Node):
         tensor = self.tensor
@@ -209,8 +213,7 @@ class SavedTensor:
         if self.output_nr is None:
             return tensor
         alias = tensor._alias()
-        alias.grad_fn = owner
-        alias._output_nr = self.output_nr
+        alias._grad_fn, alias._output_nr = self.history or (owner, self.output_nr)
         alias._requires_grad = True
         return alias
 
@@ -221,7 +224,9 @@ def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> 
     shape = list(tensor._array.shape)
     produced_by = tensor.grad_fn if saved.output_nr is None else owner
     output_nr = tensor._output_nr if saved.output_nr is None else saved.output_nr
-    which = f", which is output {output_nr} of {produced_by.name()}," if produced_by is not None else ""
+    # PyTorch names the forward op here (``Exp``, not ``ExpBackward0``)
+    name = produced_by.name().rstrip("0123456789").removesuffix("Backward") if produced_by is not None else ""
+    which = f", which is output {output_nr} of {name}," if produced_by is not None else ""
     if is_anomaly_enabled():
         hint = (
             "Hint: the backtrace further above shows the operation that failed to compute its "
@@ -230,7 +235,7 @@ def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> 
     else:
         hint = (
             "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with torch.autograd.set_detect_anomaly(True)."
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "

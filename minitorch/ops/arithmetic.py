@@ -170,6 +170,7 @@ class Remainder(Elementwise):
     """Python's modulo: the result has the divisor's sign. d/db = -floor(a / b)."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (1,)}  # only b's gradient reads them
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
@@ -187,6 +188,7 @@ class Fmod(Elementwise):
     """C's fmod: the result has the dividend's sign. d/db = -trunc(a / b)."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (1,)}  # only b's gradient reads them
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
@@ -373,7 +375,10 @@ def _binary_operators(op):
 Tensor.__add__, Tensor.__radd__ = _binary_operators(Add)
 Tensor.__sub__, Tensor.__rsub__ = _binary_operators(Sub)
 Tensor.__mul__, Tensor.__rmul__ = _binary_operators(Mul)
-Tensor.__truediv__, Tensor.__rtruediv__ = _binary_operators(Div)
+Tensor.__truediv__ = _binary_operators(Div)[0]
+# ``number / t`` is ``t.reciprocal() * number``, as PyTorch computes it: the rounding is PyTorch's, and backward
+# reads the reciprocal (writing into t before backward is allowed)
+Tensor.__rtruediv__ = lambda self, other: Mul.apply(self.reciprocal(), other) if _operand(other) else NotImplemented
 Tensor.__mod__, Tensor.__rmod__ = _binary_operators(Remainder)
 Tensor.__pow__, Tensor.__rpow__ = _binary_operators(Pow)
 Tensor.__floordiv__ = lambda self, other: (

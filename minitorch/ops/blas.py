@@ -56,24 +56,28 @@ class Matmul(Op):
     """``a @ b`` for any shapes ``xp.matmul`` takes; 1-D operands are vectors (dims dropped)."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (0,)}  # as PyTorch's mm/mv/bmm: each operand only for the other's gradient
 
     def forward(self, a, b):
+        self.ndims = (a.ndim, b.ndim)
         return self.xp.matmul(a, b)
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        a_vector, b_vector = a.dim() == 1, b.dim() == 1
+        a_vector, b_vector = self.ndims[0] == 1, self.ndims[1] == 1
         if b_vector:  # (k,) on the right acts as (k, 1): put the dropped dims back, as views
-            b, grad = b.unsqueeze(-1), grad.unsqueeze(-1)
+            b = b.unsqueeze(-1) if b is not None else None
+            grad = grad.unsqueeze(-1)
         if a_vector:  # and as (1, k) on the left
-            a, grad = a.unsqueeze(0), grad.unsqueeze(-2)
+            a = a.unsqueeze(0) if a is not None else None
+            grad = grad.unsqueeze(-2)
         grad_a = grad_b = None
         if _needs_grad(self, 0):
             grad_a = grad @ b.mT
             if a_vector:
                 grad_a = grad_a.squeeze(-2)
         if _needs_grad(self, 1):
-            if b.dim() == 2 and a.dim() > 2:  # one matmul over the folded batch, not a batch then a sum
+            if self.ndims[1] <= 2 and a.dim() > 2:  # b (k, n) or (k,): one matmul over the folded batch, not a batch
                 rows = math.prod(a._array.shape[:-1])  # not -1: ambiguous when the inner or output dim is 0
                 grad_b = a.reshape(rows, a._array.shape[-1]).mT @ grad.reshape(rows, grad._array.shape[-1])
             else:

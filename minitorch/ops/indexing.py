@@ -341,19 +341,20 @@ def pad_to(grad: Tensor, shape: tuple) -> Tensor:
 
 
 class Gather(Op):
-    save_inputs = (1,)
+    save_inputs = (0, 1)  # PyTorch saves the input too (its gradient reads only its shape)
 
     def forward(self, x, index, dim):
         self.dim, self.input_shape = dim, x.shape
         return x[dim_index(self.xp, index, dim)]
 
     def backward(self, grad):
-        (index,) = self.saved_tensors
+        _, index = self.saved_tensors
         return grad.new_zeros(self.input_shape).scatter_add(self.dim, index, grad), None
 
 
 class ScatterAdd(Op):
     save_inputs = (1,)
+    saved_when = {1: (2,)}  # only src's gradient reads the index
 
     def forward(self, x, index, src, dim):
         x, src, _ = promote(self, x, src)
@@ -365,7 +366,7 @@ class ScatterAdd(Op):
 
     def backward(self, grad):
         (index,) = self.saved_tensors
-        return grad, None, pad_to(grad.gather(self.dim, index), self.src_shape)
+        return grad, None, (pad_to(grad.gather(self.dim, index), self.src_shape) if index is not None else None)
 
 
 class Scatter(Op):

@@ -152,13 +152,14 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
     write_result(self, result, op_name)
     if node is None:
         return self
-    _point_saved_output_at(node, self)
     if self._meta is not None and self._meta.base is not None:
         rebase_base_through_view(self, node, result._output_nr)
+        _point_saved_output_at(node, self, (self._grad_fn, self._output_nr))
     else:
         self._grad_fn = node
         self._output_nr = result._output_nr
         self._requires_grad = True
+        _point_saved_output_at(node, self)
     return self
 
 
@@ -186,14 +187,16 @@ def _protect_saved_input(node: Node, source: Tensor) -> None:
             saved = node._saved
 
 
-def _point_saved_output_at(node: Node, self: Tensor) -> None:
-    """A saved output is now ``self``'s memory (so a later write to ``self`` is detected)."""
+def _point_saved_output_at(node: Node, self: Tensor, history: tuple | None = None) -> None:
+    """A saved output is now ``self``'s memory (so a later write to ``self`` is detected); ``history``: the
+    view's (grad_fn, output_nr) after a write through a view, which the output unpacks with."""
     if not node._saved:
         return
     for entry in node._saved:
         if type(entry) is SavedTensor and entry.output_nr is not None:
             entry.tensor = self._alias()
             entry.version = self._storage.version
+            entry.history = history
 
 
 class CopySlices(Node):

@@ -32,8 +32,9 @@ class Op(Node):
 
     save_inputs: tuple = ()
     save_output: bool = False
-    # {i: (j, ...)}: save input i only if one of inputs j requires grad (mul saves b only for a's gradient);
-    # an input not saved comes back from saved_tensors as None.
+    # {i: (j, ...)}: save input i only if one of inputs j requires grad, as PyTorch saves only the inputs that the
+    # gradients it computes read (mul saves b only for a's gradient; outputs are always saved); an input not
+    # saved comes back from saved_tensors as None, and writing into it in place before backward is no error.
     saved_when: dict | None = None
 
     # subclasses -----------------------------------------------------------------------------
@@ -120,7 +121,6 @@ class Op(Node):
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
         if self.save_output:
             saved.append(SavedTensor(out, 0))
-        self._saved = tuple(saved)
         self._n_outputs = len(outputs)
         if len(outputs) == 1:
             if out_dtype.is_floating_point:
@@ -132,6 +132,9 @@ class Op(Node):
                     output._grad_fn = self
                     output._output_nr = i
                     output._requires_grad = True
+                else:  # the indices of max(dim)/sort/topk/cummax/max_pool: backward reads them (saved last)
+                    saved.append(SavedTensor(output))
+        self._saved = tuple(saved)
         if anomaly._enabled:
             anomaly.record_traceback(self)
 

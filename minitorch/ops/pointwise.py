@@ -289,7 +289,9 @@ UNARY = {
     # the gradient depends on the result (with derivative 0), so it can be differentiated again
     "relu": (_relu, lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
-    "sgn": (_sign, _no_grad, ""),
+    # PyTorch's sgn_backward(self, grad, result) reads input and result (zeros for a real input): writing into them
+    # before backward raises
+    "sgn": (_sign, _no_grad, "xy"),
     "floor": (_rounding("floor"), _no_grad, ""),
     "ceil": (_rounding("ceil"), _no_grad, ""),
     "trunc": (_rounding("trunc"), _no_grad, ""),
@@ -601,6 +603,7 @@ class Lerp(Elementwise):
     gives ``end`` exactly). Gradients: (1 - weight), weight, and (end - input) for a tensor weight."""
 
     save_inputs = (0, 1, 2)
+    saved_when = {0: (2,), 1: (2,), 2: (0, 1)}  # a number weight: nothing is saved
 
     def compute(self, start, end, weight):
         start, end, weight, _ = promote(self, start, end, weight)
@@ -693,6 +696,7 @@ class Hypot(Elementwise):
 
     save_inputs = (0, 1)
     save_output = True
+    saved_when = {0: (0,), 1: (1,)}
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
@@ -717,6 +721,7 @@ class Copysign(Elementwise):
 
     save_inputs = (0,)
     save_output = True
+    saved_when = {0: (0,)}  # b's gradient is zeros
 
     def compute(self, a, b):
         a, b, _ = promote(self, a, b, to_float=True)

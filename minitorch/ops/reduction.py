@@ -252,7 +252,9 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 class CumExtremum(Op):
     """cummax / cummin: the running extremum and the index it came from. A tie or a NaN moves the index to
     the newer element (PyTorch: ``isnan(x) || (!isnan(out) && x >= out)``), and once NaN the values stay NaN.
-    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add)."""
+    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add, which saves the input too)."""
+
+    save_inputs = (0,)
 
     def name(self) -> str:
         return "CummaxBackward0" if self.largest else "CumminBackward0"
@@ -266,11 +268,13 @@ class CumExtremum(Op):
         if x.dtype.kind == "f":
             moves = xp.logical_or(moves, xp.isnan(x))
         index = xp.maximum.accumulate(xp.where(moves, positions, 0), axis=dim).astype(_int64(self))
-        self.index = index
         return values, index
 
     def backward(self, grad, grad_indices=None):
-        return grad.new_zeros(grad.shape).scatter_add(self.dim, self.constant(self.index), grad)
+        x, index = self.saved_tensors  # index: the indices output (saved by Op._record: modifying it raises here)
+        if x._array.size == 0:  # PyTorch's cummaxmin_backward returns the (empty) input itself
+            return x
+        return grad.new_zeros(grad.shape).scatter_add(self.dim, index, grad)
 
 
 def _cum_extremum(name: str, largest: bool, input: Tensor, dim: int):
@@ -358,16 +362,17 @@ class Extremum(SplitAmongTies):
 
 class SelectAlongDim(Op):
     """Base of ops whose values are picked from the input at returned indices along ``self.dim``
-    (``self.index``, keepdim layout): the gradient goes to the picked elements only."""
+    (the indices output, saved by Op._record): the gradient goes to the picked elements only."""
 
     def backward(self, grad, grad_indices=None):
+        index = self.saved_tensors[-1]
         if not self.keepdim:
-            grad = grad.unsqueeze(self.dim)
-        return grad.new_zeros(self.input_shape).scatter(self.dim, self.constant(self.index), grad)
+            grad, index = grad.unsqueeze(self.dim), index.unsqueeze(self.dim)
+        return grad.new_zeros(self.input_shape).scatter(self.dim, index, grad)
 
     def pick(self, x, index, dim: int, keepdim: bool):
         """``(values, indices)`` at ``index`` (keepdim layout) and remember what backward needs."""
-        self.input_shape, self.dim, self.keepdim, self.index = x.shape, dim, keepdim, index
+        self.input_shape, self.dim, self.keepdim = x.shape, dim, keepdim
         values = self.xp.take_along_axis(x, index, axis=dim)
         if keepdim:
             return values, index

@@ -66,13 +66,6 @@ def _step_op(outcome):
 # Known failures that depend on the data or on a combination of ops (so no op can be left out for them):
 # (defect, predicate(program, outcome, PyTorch's namespace)). A matching failure is counted as pending, not as a disagreement.
 KNOWN_OUTCOMES = [
-    ("pow(x, number) saving its output; NEW: ops save inputs that need no gradient (fmod(x, y) with y "
-     "modified in place after: minitorch raises 'modified by an inplace operation', PyTorch does not)",
-     lambda p, o, ns: o.check == "exception" and not o.where.startswith("step") and o.exp is None
-     and "modified by an inplace operation" in _msg(o.got)),
-    ("NEW: index outputs of max/min/sort modified in place are not detected at backward (PyTorch raises)",
-     lambda p, o, ns: o.check == "exception" and o.got is None and "LongTensor" in _msg(o.exp)
-     and "modified by an inplace operation" in _msg(o.exp)),
     ("setitem `z[0] = ones(1, 27)` into a (8, 27) tensor (a value with extra leading size-1 dims)",
      lambda p, o, ns: _step_op(o) == "setitem.tensor" and o.exp is None and "can't be broadcast" in _msg(o.got)),
     ("NEW: outputs of elementwise ops on transposed/strided inputs are row-major (PyTorch's follow the "
@@ -88,18 +81,6 @@ KNOWN_OUTCOMES = [
     ("NEW: in-place ops whose source overlaps the destination (x.index_add_(d, i, x)) do not raise PyTorch's "
      "'some elements of the input tensor and the written-to tensor refer to a single memory location'",
      lambda p, o, ns: o.got is None and "refer to a single memory location" in _msg(o.exp)),
-    ("NEW: double backward through an op that saves its output, applied in place to a view (v = x * 1; "
-     "v[...].exp_()): the saved output unpacks with the in-place node as grad_fn instead of the view's "
-     "CopySlices history, so the second derivative raises 'backward through the graph a second time'",
-     lambda p, o, ns: o.check == "exception" and o.exp is None and "graph a second time" in _msg(o.got)),
-    ("PyTorch saves sgn's result for its (zero) real gradient, so an in-place op on it raises at backward; "
-     "minitorch saves nothing there",
-     lambda p, o, ns: o.got is None and "modified by an inplace" in _msg(o.exp)
-     and ("of Sgn" in _msg(o.exp) or any(s.op in ("torch.sgn", "Tensor.sgn") for s in p.steps))),
-    ("NEW: take_along_dim/gather do not save their input (minitorch needs only its shape), so modifying it in "
-     "place before backward does not raise as in PyTorch",
-     lambda p, o, ns: o.got is None and "modified by an inplace operation" in _msg(o.exp)
-     and any(s.op in ("take_along_dim", "gather") for s in p.steps)),
     ("NEW: second derivative of pow at a zero base (0 ** x): PyTorch NaN (log(0) under its masked_fill), "
      "minitorch 0",
      lambda p, o, ns: o.check == "gradgrad" and np.isnan(o.exp["values"]).any()

@@ -114,12 +114,12 @@ class MaxPool(Op):
         first = xp.where(xp.take_along_axis(xp.broadcast_to(inside, cols.shape), first, axis=-1), first, first_inside)
         values = xp.take_along_axis(cols, first, axis=-1)[..., 0]
         indices = xp.take_along_axis(xp.broadcast_to(positions, cols.shape), first, axis=-1)[..., 0]
-        self.indices, self.input_shape, self.overlapping = indices, x.shape, plan.overlapping
+        self.input_shape, self.overlapping = x.shape, plan.overlapping
         return values, indices
 
     def backward(self, grad, grad_indices=None):
-        (x,) = self.saved_tensors
-        grad_x = MaxPoolBackward.apply(grad, self.constant(self.indices), self.input_shape, self.overlapping)
+        x, indices = self.saved_tensors  # indices: the second output (saved by Op._record)
+        grad_x = MaxPoolBackward.apply(grad, indices, self.input_shape, self.overlapping)
         return depends_on(grad_x, x)
 
 
