@@ -402,3 +402,22 @@ def test_var_gradient_with_no_degrees_of_freedom_matches_pytorch(fn, shape, expe
         (grad,) = torch.autograd.grad(fn(x).sum(), x, create_graph=True)
     assert grad.requires_grad is requires_grad
     np.testing.assert_array_equal(np.array(grad.tolist()), np.array(expected))
+
+
+@pytest.mark.parametrize(
+    "values, dim, correction, expected",
+    [  # PyTorch 2.13: sum of squares / 0 is inf, or nan for 0 and for nan (an infinite x makes x - mean nan)
+        ([math.inf], None, 2, math.nan),
+        ([math.inf], 0, 1, math.nan),
+        ([1.0, math.inf], None, 2, math.nan),
+        ([math.nan], 0, 1, math.nan),
+        ([1.0, 2.0], None, 2, math.inf),
+        ([1.0], 0, 1, math.nan),
+    ],
+)
+def test_var_std_without_degrees_of_freedom_of_non_finite_values_are_nan(values, dim, correction, expected):
+    x = t64(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        var, std = torch.var(x, dim, correction=correction), torch.std(x, dim, correction=correction)
+    np.testing.assert_array_equal(np.array([var.item(), std.item()]), np.array([expected, expected]))

@@ -492,7 +492,7 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 # var / std ------------------------------------------------------------------------------------------
 class Var(Op):
     """``sum((x - mean)^2) / max(N - correction, 0)`` (std: its square root). A divisor of 0 gives
-    inf (or nan for 0/0), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
+    inf (nan for 0/0 and for a nan sum of squares, as from an infinite x), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
 
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
@@ -507,7 +507,7 @@ class Var(Op):
         centered = x - xp.sum(x, axis=dims, keepdims=True) / builtins.max(count, 1)
         squares = xp.sum(centered * centered, axis=dims, keepdims=keepdim)
         if self.divisor == 0:
-            out = xp.where(squares == 0, math.nan, _INF).astype(x.dtype)
+            out = xp.where(squares > 0, _INF, math.nan).astype(x.dtype)  # squares / 0
         else:
             out = squares / self.divisor
         return xp.sqrt(out) if take_sqrt else out
