@@ -186,6 +186,15 @@ def test_logcumsumexp(device):
         assert gradcheck(f, (y,)) and gradgradcheck(f, (y,))
 
 
+def test_logcumsumexp_of_a_0d_tensor_passes_the_gradient_through(device):
+    # PyTorch 2.13: logcumsumexp_backward returns grad for a 0-d input, so -inf gets 3.0 (not nan)
+    x = torch.tensor(-INF, dtype=F64, device=device, requires_grad=True)
+    (grad,) = torch.autograd.grad(torch.logcumsumexp(x, 0) * 3.0, x, create_graph=True)
+    assert grad.tolist() == 3.0 and not grad.requires_grad
+    z = torch.tensor(0.5, dtype=F64, device=device, requires_grad=True)
+    assert gradcheck(lambda t: t.logcumsumexp(-1) ** 2, (z,)) and gradgradcheck(lambda t: t.logcumsumexp(0) ** 2, (z,))
+
+
 def test_unfold_is_a_view(device):
     x = torch.arange(7.0, device=device)
     u = x.unfold(0, 3, 2)

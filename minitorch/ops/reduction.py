@@ -301,12 +301,15 @@ class Logcumsumexp(Op):
 
     def forward(self, x, dim):
         self.dim = dim
+        if x.ndim == 0:
+            return x.copy()
         return self.xp.logaddexp.accumulate(x, axis=dim)
 
     def backward(self, grad):
-        x, out = self.saved_tensors
-        if grad.numel() == 0:
+        """A 0-d input passes grad through (PyTorch does too, so an infinite x still gets the gradient)."""
+        if grad.dim() == 0 or grad.numel() == 0:
             return grad
+        x, out = self.saved_tensors
         from .comparison import where
 
         dim = self.dim
@@ -325,9 +328,6 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow (floating inputs only, as in PyTorch)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_LEGACY_NAMES[input.dtype.name]}'")
-    if input.dim() == 0:
-        wrap_dim(dim, 0)
-        return _on_0d(logcumsumexp, input)
     return Logcumsumexp.apply(input, wrap_dim(dim, input.dim()))
 
 
