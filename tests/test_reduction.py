@@ -421,3 +421,27 @@ def test_var_std_without_degrees_of_freedom_of_non_finite_values_are_nan(values,
         warnings.simplefilter("ignore")
         var, std = torch.var(x, dim, correction=correction), torch.std(x, dim, correction=correction)
     np.testing.assert_array_equal(np.array([var.item(), std.item()]), np.array([expected, expected]))
+
+
+@pytest.mark.parametrize(
+    "values, first_order, create_graph",
+    [  # PyTorch 2.13's cumprod_backward for the loss (cumprod(x, 0) * [1, 2, ...]).sum(): its first-order
+        # formula for slices with zeros and its create_graph one differ where an inf meets a zero
+        ([0.0, 0.0, 0.0, math.inf], [1.0, 0.0, 0.0, 0.0], [math.nan, math.nan, math.nan, 0.0]),
+        ([2.0, 0.0, 3.0, math.inf], [1.0, math.inf, 0.0, 0.0], [math.nan, math.inf, math.nan, 0.0]),
+        ([math.inf, 0.0, 2.0], [math.nan, math.inf, 0.0], [1.0, math.inf, math.nan]),
+        ([3.0, 2.0, 0.0, 4.0, 5.0, 0.0, 6.0], [5.0, 6.0, 714.0, 0.0, 0.0, 0.0, 0.0],
+         [5.0, 6.0, 714.0, 0.0, 0.0, 0.0, 0.0]),
+        ([-math.inf], [1.0], [1.0]),  # one element: the gradient passes through
+    ],
+)
+def test_cumprod_gradient_with_zeros_and_infinities_matches_pytorch(values, first_order, create_graph):
+    x = t64(values, requires_grad=True)
+    weights = torch.arange(1.0, 1.0 + len(values), dtype=torch.float64)
+    (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x)
+    np.testing.assert_array_equal(np.array(grad.tolist()), np.array(first_order))
+    (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(np.array(grad.tolist()), np.array(create_graph))
+    scalar = torch.tensor(-math.inf, requires_grad=True)
+    (grad,) = torch.autograd.grad(scalar.cumprod(0) * 3.0, scalar, create_graph=True)
+    assert grad.item() == 3.0 and not grad.requires_grad

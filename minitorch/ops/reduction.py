@@ -13,6 +13,7 @@ import math
 import warnings
 
 from .. import _dtype, return_types
+from ..autograd import grad_mode
 from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
 from .op import Op
@@ -205,8 +206,11 @@ class ReverseCumsum(Op):
 
 
 class Cumprod(Op):
-    """Running product. Without zeros the gradient is ``reverse_cumsum(grad * out) / x``; with zeros
-    it is computed from the partial products that skip each element (O(n^2) per slice, still exact)."""
+    """Running product. Backward is PyTorch's cumprod_backward: grad itself for one element along ``dim``;
+    without zeros ``reverse_cumsum(grad * out) / x``; with zeros, at first order its O(n) formula (only the
+    elements up to the first zero get a gradient), and under create_graph the partial products that skip each
+    element (O(n^2) per slice, differentiable). Both agree for finite inputs; like PyTorch's, they may
+    differ between NaN, inf and 0 when the input has infinities."""
 
     save_inputs = (0,)
     save_output = True
@@ -218,11 +222,14 @@ class Cumprod(Op):
     def backward(self, grad):
         x, out = self.saved_tensors
         dim = self.dim
-        if x.numel() == 0:
+        if x.numel() <= 1 or x.shape[dim] == 1:
             return grad
         if not bool((x == 0).any()):
             return ReverseCumsum.apply(grad * out, dim) / x
         from .comparison import where
+
+        if not grad_mode.state.enabled:
+            return _cumprod_grad_with_zeros(grad, x, out, dim)
 
         n = x.shape[dim]
         rows = x.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): row i will skip x_i
@@ -231,6 +238,23 @@ class Cumprod(Op):
         after = self.constant(self.xp.triu(self.xp.ones((n, n), dtype=bool)))  # out_k depends on x_i iff k >= i
         terms = where(after, partial, 0.0) * grad.movedim(dim, -1).unsqueeze(-2)
         return terms.sum(-1).movedim(-1, dim)
+
+
+def _cumprod_grad_with_zeros(grad: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
+    """PyTorch's first-order cumprod gradient when x has zeros: before the first zero z1 the usual
+    ``reverse_cumsum(grad * out) / x``; at z1, ``out[z1 - 1] * sum(grad[k] * prod(x[z1 + 1:k + 1]))`` over
+    k < z2 (the second zero); after z1, 0 (every product there has a zero factor, even beside an inf)."""
+    from .comparison import where
+
+    zeros_before = (x == 0).cumsum(dim)
+    before = zeros_before == 0
+    result = where(before, ReverseCumsum.apply(where(before, grad * out, 0.0), dim) / x, 0.0)
+    first_zero = (x == 0) & (zeros_before == 1)
+    between = (zeros_before == 1) & ~first_zero
+    z1 = first_zero.to(_dtype.int64).argmax(dim, keepdim=True)
+    out_before_z1 = where(z1 == 0, 1.0, out.gather(dim, (z1 - 1).clamp(min=0)))
+    at_z1 = (where(between, x, 1.0).cumprod(dim) * where(zeros_before != 1, 0.0, grad)).sum(dim, keepdim=True)
+    return where(first_zero, at_z1 * out_before_z1, result)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
