@@ -445,3 +445,15 @@ def test_cumprod_gradient_with_zeros_and_infinities_matches_pytorch(values, firs
     scalar = torch.tensor(-math.inf, requires_grad=True)
     (grad,) = torch.autograd.grad(scalar.cumprod(0) * 3.0, scalar, create_graph=True)
     assert grad.item() == 3.0 and not grad.requires_grad
+
+
+def test_cumprod_second_derivative_through_zeros_and_infinities_matches_pytorch():
+    # PyTorch 2.13 composes the create_graph gradient of x[k] as prod(x[:k]) * cumprod(x[k+1:])
+    weights = torch.arange(1.0, 5.0, dtype=torch.float64)
+    for values, expected in [([2.0, 0.0, 3.0, math.inf], [math.nan, math.inf, math.inf, math.nan]),
+                             ([1.0, math.inf, 0.0, 2.0], [math.nan, math.nan, math.inf, math.inf]),
+                             ([0.0, 1.5, 2.0, 0.0], [45.0, 32.0, 18.0, 48.0])]:
+        x = t64(values, requires_grad=True)
+        (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x, create_graph=True)
+        (second,) = torch.autograd.grad((grad * weights.flip(0)).sum(), x)
+        np.testing.assert_array_equal(np.array(second.tolist()), np.array(expected))

@@ -18,6 +18,7 @@ from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
 from .op import Op
 from .promotion import as_float, broadcast_dims
+from .shape import cat, stack
 
 _INF = float("inf")
 _LEGACY_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -208,9 +209,9 @@ class ReverseCumsum(Op):
 class Cumprod(Op):
     """Running product. Backward is PyTorch's cumprod_backward: grad itself for one element along ``dim``;
     without zeros ``reverse_cumsum(grad * out) / x``; with zeros, at first order its O(n) formula (only the
-    elements up to the first zero get a gradient), and under create_graph the partial products that skip each
-    element (O(n^2) per slice, differentiable). Both agree for finite inputs; like PyTorch's, they may
-    differ between NaN, inf and 0 when the input has infinities."""
+    elements up to the first zero get a gradient), and under create_graph the products that skip each element
+    (O(n^2) per slice, one index of dim at a time as PyTorch, differentiable). Both agree for finite inputs;
+    like PyTorch's, they may differ between NaN, inf and 0 when the input has infinities."""
 
     save_inputs = (0,)
     save_output = True
@@ -226,18 +227,23 @@ class Cumprod(Op):
             return grad
         if not bool((x == 0).any()):
             return ReverseCumsum.apply(grad * out, dim) / x
-        from .comparison import where
-
         if not grad_mode.state.enabled:
             return _cumprod_grad_with_zeros(grad, x, out, dim)
+        return stack([_cumprod_grad_at(grad, x, dim, k) for k in range(x.shape[dim])], dim)
 
-        n = x.shape[dim]
-        rows = x.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): row i will skip x_i
-        skip = self.constant(self.xp.eye(n, dtype=bool))
-        partial = where(skip, 1.0, rows).cumprod(-1)  # [..., i, k] = prod(x_j for j <= k, j != i)
-        after = self.constant(self.xp.triu(self.xp.ones((n, n), dtype=bool)))  # out_k depends on x_i iff k >= i
-        terms = where(after, partial, 0.0) * grad.movedim(dim, -1).unsqueeze(-2)
-        return terms.sum(-1).movedim(-1, dim)
+
+def _cumprod_grad_at(grad: Tensor, x: Tensor, dim: int, k: int) -> Tensor:
+    """The gradient of x[k] (dim removed), differentiable: ``sum(grad[j] * prod(x[i] for i <= j, i != k))``
+    over j >= k, with the products composed as in PyTorch (prod(x[:k]) times cumprod(x[k+1:])), so that
+    second derivatives through zeros and infinities agree with its."""
+    n = x.shape[dim]
+    after = x.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+    if k == 0:
+        omitted = cat([grad.new_ones(keepdim_shape(x.shape, (dim,))), after], dim)
+    else:
+        until = x.narrow(dim, 0, k).prod(dim, keepdim=True)
+        omitted = until if k == n - 1 else cat([until, until * after], dim)
+    return (grad.narrow(dim, k, n - k) * omitted).sum(dim)
 
 
 def _cumprod_grad_with_zeros(grad: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
@@ -516,7 +522,8 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 # var / std ------------------------------------------------------------------------------------------
 class Var(Op):
     """``sum((x - mean)^2) / max(N - correction, 0)`` (std: its square root). A divisor of 0 gives
-    inf (nan for 0/0 and for a nan sum of squares, as from an infinite x), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
+    inf (nan for 0/0 and for a nan sum of squares, as from an infinite x), as in PyTorch. The std gradient is
+    0 where std is 0 (PyTorch's rule)."""
 
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
