@@ -100,10 +100,6 @@ KNOWN_OUTCOMES = [
      "place before backward does not raise as in PyTorch",
      lambda p, o, ns: o.got is None and "modified by an inplace operation" in _msg(o.exp)
      and any(s.op in ("take_along_dim", "gather") for s in p.steps)),
-    ("NEW: second derivative of pow at a zero base (0 ** x): PyTorch NaN (log(0) under its masked_fill), "
-     "minitorch 0",
-     lambda p, o, ns: o.check == "gradgrad" and np.isnan(o.exp["values"]).any()
-     and not np.isnan(o.got["values"]).any() and any(s.op in ("torch.pow", "rpow.op", "op**") for s in p.steps)),
     ("NEW: fills (zero_, fill_, masked_fill_) of an expanded tensor raise the internal-overlap error; PyTorch "
      "allows them (every element gets the same value)",
      lambda p, o, ns: o.exp is None and "more than one element of the written-to tensor" in _msg(o.got)
