@@ -457,3 +457,23 @@ def test_cumprod_second_derivative_through_zeros_and_infinities_matches_pytorch(
         (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x, create_graph=True)
         (second,) = torch.autograd.grad((grad * weights.flip(0)).sum(), x)
         np.testing.assert_array_equal(np.array(second.tolist()), np.array(expected))
+
+
+def test_max_and_amax_gradients_at_a_nan_result_match_pytorch():
+    """PyTorch 2.13: max()/min()/median() (evenly_distribute_backward) give the gradient to the NaN elements and
+    exactly 0 to the others; amax/amin (scale_grad_by_count, x == result) give NaN to the whole slice."""
+    inf, nan = math.inf, math.nan
+    for fn, weight, expected in [
+        (torch.max, 1.0, [[0.0, 1.0], [0.0, 0.0]]),
+        (torch.min, inf, [[0.0, inf], [0.0, 0.0]]),
+        (torch.median, 1.0, [[0.0, 1.0], [0.0, 0.0]]),
+        (torch.amax, 1.0, [[nan, nan], [nan, nan]]),
+        (lambda t: torch.amax(t, 0), 1.0, [[0.0, nan], [1.0, nan]]),
+        (lambda t: torch.amin(t, -1), inf, [[nan, nan], [inf, inf]]),
+        (lambda t: torch.amax(t, 1), inf, [[nan, nan], [inf, inf]]),
+    ]:
+        x = t64([[1.0, nan], [2.0, 2.0]], requires_grad=True)
+        (grad,) = torch.autograd.grad((fn(x) * weight).sum(), x)
+        np.testing.assert_array_equal(np.array(grad.tolist()), np.array(expected))
+    x = t64([3.0, 3.0, 1.0], requires_grad=True)
+    assert torch.autograd.grad(torch.max(x) * inf, x)[0].tolist() == [inf, inf, 0.0]

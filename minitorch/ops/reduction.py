@@ -363,26 +363,34 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 # max / min ------------------------------------------------------------------------------------------
 class SplitAmongTies(Op):
-    """Base of reductions to one of the input's values: the gradient is shared evenly by every
-    element equal to the result (NaN counts as equal to a NaN result), as PyTorch's
-    evenly_distribute_backward / amax backward do. Subclasses set input_shape, dims, keepdim."""
+    """Base of reductions to one of the input's values: the gradient is shared evenly by the elements equal
+    to the result. ``evenly`` (max(), min(), median() of all elements) is PyTorch's
+    evenly_distribute_backward: at a NaN result the NaN elements share it, and the others get exactly 0;
+    otherwise (amax, amin) its scale_grad_by_count: ``grad / count * (x == out)``, so a NaN result, which
+    equals nothing, gives NaN everywhere in its slice. Subclasses set input_shape, dims, keepdim."""
 
     save_inputs = (0,)
     save_output = True
+    evenly = True
 
     def backward(self, grad):
+        from .comparison import where
+
         x, out = self.saved_tensors
         shape, dims, keepdim = self.input_shape, self.dims, self.keepdim
         grad, out = restore_dims(grad, shape, dims, keepdim), restore_dims(out, shape, dims, keepdim)
-        ties = (x == out) | (x.isnan() & out.isnan())
+        if self.evenly:  # one result for all of x
+            ties = x.isnan() if bool(out.isnan().any()) else x == out
+            return where(ties, grad / ties.sum(), 0.0)
+        ties = x == out
         return grad / ties.sum(dims, keepdim=True) * ties
 
 
 class Extremum(SplitAmongTies):
-    """amax / amin (and ``max()`` / ``min()`` of all elements)."""
+    """amax / amin, and ``max()`` / ``min()`` of all elements (``evenly``)."""
 
-    def forward(self, x, dims, keepdim, largest):
-        self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
+    def forward(self, x, dims, keepdim, largest, evenly=False):
+        self.input_shape, self.dims, self.keepdim, self.evenly = x.shape, dims, keepdim, evenly
         return (self.xp.amax if largest else self.xp.amin)(x, axis=dims, keepdims=keepdim)
 
 
@@ -432,7 +440,7 @@ def _max_or_min(name: str, largest: bool, input: Tensor, dim, keepdim: bool, oth
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
                 "dim with the 'dim' argument."
             )
-        return Extremum.apply(input, tuple(range(input.dim())), False, largest)
+        return Extremum.apply(input, tuple(range(input.dim())), False, largest, True)
     if input.dim() == 0:
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: _max_or_min(name, largest, t, d, False, None), input)
