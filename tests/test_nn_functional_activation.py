@@ -354,6 +354,17 @@ def test_elu_second_derivative_from_its_input():
     assert gradgradcheck(lambda t: F.elu(t, 0.7), (x.detach()[:2].clone().requires_grad_(),))
 
 
+def test_elu_second_derivative_is_zero_where_exp_would_overflow():
+    # PyTorch 2.13 (float32 and float64): elu's second derivative is 0 for x > 0 however large (exp(x) overflows
+    # in float32 from about 89) and at inf; the gradient of x * x at inf makes the last one nan
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor([-1.0, 12.0, 100.0, 1000.0, math.inf], dtype=dtype, requires_grad=True)
+        (g,) = torch.autograd.grad(F.elu(x * x, alpha=0.5).sum(), x, create_graph=True)
+        np.testing.assert_array_equal(np.array(torch.autograd.grad(g.sum(), x)[0].tolist()), [2, 2, 2, 2, math.nan])
+        (g,) = torch.autograd.grad(F.celu(x, alpha=2.0).sum(), x, create_graph=True)
+        assert torch.autograd.grad(g.sum(), x)[0].tolist()[1:] == [0.0, 0.0, 0.0, 0.0]
+
+
 def test_masked_activation_gradients_select_rather_than_multiply():
     # PyTorch's backward selects the incoming gradient where the activation passes it and writes 0 elsewhere,
     # so a NaN arriving where the gradient is 0 stays out (expected: PyTorch 2.13, x.grad after backward(nan))

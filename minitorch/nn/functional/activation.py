@@ -76,8 +76,12 @@ def _hardswish_derivative(g, x, y):
 
 def _elu_derivative(g, x, negative_slope, scale, input_scale):
     """PyTorch's elu_backward (x <= 0: the exponential branch, so a NaN takes ``scale``) and its double backward,
-    whose mask is x < 0: at x == 0 the gradient is the constant ``negative_slope`` (second derivative 0)."""
-    return where(x < 0, g * negative_slope * (x * input_scale).exp(), where(x == 0, g * negative_slope, g * scale))
+    whose mask is x < 0: at x == 0 the gradient is the constant ``negative_slope`` (second derivative 0). The
+    exponential reads only the negative x, so no exp(x) overflowing for a large x turns the masked-out branch's
+    zero into nan in double backward (PyTorch's elu_double_backward multiplies by the mask instead)."""
+    negative = where(x < 0, x, 0.0)
+    return where(x < 0, g * negative_slope * (negative * input_scale).exp(),
+                 where(x == 0, g * negative_slope, g * scale))
 
 
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None: as PyTorch, these ops
