@@ -477,3 +477,17 @@ def test_max_and_amax_gradients_at_a_nan_result_match_pytorch():
         np.testing.assert_array_equal(np.array(grad.tolist()), np.array(expected))
     x = t64([3.0, 3.0, 1.0], requires_grad=True)
     assert torch.autograd.grad(torch.max(x) * inf, x)[0].tolist() == [inf, inf, 0.0]
+
+
+def test_prod_gradient_of_an_empty_or_0d_input_matches_pytorch():
+    # PyTorch 2.13's prod_backward: grad * (result / input) even when input is empty, so under create_graph
+    # the gradient requires grad; a 0-d input passes grad through (inf gets 1, not inf / inf)
+    x = torch.zeros((0, 1), dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad(x.prod(-1).sum(), x, create_graph=True)
+    assert grad.shape == (0, 1) and grad.requires_grad
+    scalar = torch.tensor(math.inf, dtype=torch.float64, requires_grad=True)
+    for y in (scalar.prod(), scalar.prod(0)):
+        (grad,) = torch.autograd.grad(y * 2.0, scalar, create_graph=True)
+        assert grad.item() == 2.0 and not grad.requires_grad
+    one = t64([math.inf], requires_grad=True)
+    assert math.isnan(torch.autograd.grad(one.prod(), one)[0].item())

@@ -138,10 +138,10 @@ class Prod(Op):
         x, out = self.saved_tensors
         dims = tuple(range(x.dim())) if self.dim is None else (self.dim,)
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
-        if x.numel() == 0:
-            return grad.expand(self.input_shape)
-        if not bool((x == 0).any()):
-            return grad * restore_dims(out, self.input_shape, dims, self.keepdim) / x
+        if x.dim() == 0:
+            return grad
+        if not bool((x == 0).any()):  # also for an empty x: the gradient still depends on x, as in PyTorch
+            return grad * (restore_dims(out, self.input_shape, dims, self.keepdim) / x)
         if self.dim is None:
             return grad * _product_of_others(x.reshape(-1), 0).reshape(self.input_shape)
         return grad * _product_of_others(x, self.dim)
