@@ -491,3 +491,29 @@ def test_prod_gradient_of_an_empty_or_0d_input_matches_pytorch():
         assert grad.item() == 2.0 and not grad.requires_grad
     one = t64([math.inf], requires_grad=True)
     assert math.isnan(torch.autograd.grad(one.prod(), one)[0].item())
+
+
+def test_norm_gradients_at_zero_and_nan_match_pytorch():
+    """PyTorch 2.13's norm_backward: the second derivative is nan where the 2-norm (or a p < 2 norm) is 0, or
+    where x is 0 for p < 1 (the norm has none there); an inf-norm at a NaN gives the NaN element sgn(nan) = 0."""
+    nan = math.nan
+    weights = t64([1.0, 2.0])
+    for ord, values, grad_expected, second_expected in [
+        (2, [0.0, 0.0], [0.0, 0.0], [nan, nan]),
+        (-1, [0.0, 0.0], [0.0, 0.0], [nan, nan]),
+        (0.5, [0.0, 1.0], [0.0, 1.0], [nan, 0.0]),
+        (1, [0.0, 1.0], [0.0, 1.0], [0.0, 0.0]),
+        (math.inf, [nan, 1.0], [0.0, 0.0], [0.0, 0.0]),
+        (-math.inf, [nan, 1.0], [0.0, 0.0], [0.0, 0.0]),
+    ]:
+        x = t64(values, requires_grad=True)
+        (grad,) = torch.autograd.grad(torch.linalg.vector_norm(x, ord=ord), x, create_graph=True)
+        assert grad.tolist() == grad_expected
+        (second,) = torch.autograd.grad((grad * weights).sum(), x)
+        np.testing.assert_array_equal(np.array(second.tolist()), np.array(second_expected))
+    x = torch.tensor(nan, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.grad(torch.linalg.vector_norm(x, ord=-math.inf, dim=0, keepdim=True), x)[0].item() == 0.0
+    y = t64([-2.0, 1.0, 0.5], requires_grad=True)
+    for ord in (2, 0.5, 1.5, 3, -1, math.inf):
+        assert gradcheck(lambda t, o=ord: torch.linalg.vector_norm(t, ord=o), (y,))
+        assert gradgradcheck(lambda t, o=ord: torch.linalg.vector_norm(t, ord=o), (y,))

@@ -631,7 +631,8 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
 
 # norm, logsumexp ------------------------------------------------------------------------------------
 class Norm(Op):
-    """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0)."""
+    """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0; its second
+    derivative there is nan, as PyTorch's: the norm has none at 0)."""
 
     save_inputs = (0,)
     save_output = True
@@ -665,20 +666,21 @@ class Norm(Op):
         if p == 0:  # PyTorch's norm_backward returns no gradient: x counts as unused
             return None
         if p == 1:
-            return grad * _sign(x)
+            return _sign(x) * grad
+        # PyTorch's norm_backward, composed the same way: its masked_fill_ after a division by the norm (or a
+        # power of |x|) leaves nan in the second derivative where the norm (or x) is 0, as there
+        magnitude = x.abs()
         if p == 2:
-            return x * _safe_divide(grad, out)
-        if math.isinf(p):
-            ties = x * _sign(x) == out
-            return _sign(x) * (grad / ties.sum(dims, keepdim=True)) * ties
-        magnitude = x * _sign(x)
+            return grad * where(out == 0, 0.0, x / out)
+        if math.isinf(p):  # the elements equal to the extremum share the gradient; a NaN counts as one
+            ties = (magnitude == out) | magnitude.isnan()
+            return _sign(x) * ((grad / ties.sum(dims, keepdim=True)) * ties)
         if p < 1:
-            zero = x == 0
-            scaled = where(zero, 0.0, where(zero, 1.0, magnitude) ** (p - 1))
-            return _sign(x) * scaled * grad * out ** (1 - p)
+            return _sign(x) * where(x == 0, 0.0, magnitude ** (p - 1)) * grad * out ** (1 - p)
+        scale = where(out == 0, 0.0, grad / out ** (p - 1))
         if p < 2:
-            return _sign(x) * magnitude ** (p - 1) * _safe_divide(grad, out ** (p - 1))
-        return x * magnitude ** (p - 2) * _safe_divide(grad, out ** (p - 1))
+            return _sign(x) * magnitude ** (p - 1) * scale
+        return x * magnitude ** (p - 2) * scale
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
