@@ -454,3 +454,16 @@ def test_hardsigmoid_has_no_second_derivative():
     assert g.requires_grad and g.tolist() == pytest.approx([0.0, 1 / 6, 1 / 6, 0.0])
     with pytest.raises(RuntimeError, match="^derivative for aten::hardsigmoid_backward is not implemented$"):
         torch.autograd.grad(g.sum(), x)
+
+
+def test_softsign_is_composed_of_div_and_abs_as_in_pytorch():
+    # PyTorch 2.13: x / (1 + |x|) through autograd, so +-inf and an infinite incoming gradient give nan, and an
+    # integer input divides to a float
+    inf, nan = math.inf, math.nan
+    x = torch.tensor([inf, -inf, 1.0, -3.0], dtype=torch.float64, requires_grad=True)
+    weights = torch.tensor([1.0, 1.0, inf, 2.0], dtype=torch.float64)
+    (grad,) = torch.autograd.grad((F.softsign(x) * weights).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(np.array(grad.tolist()), [nan, nan, nan, 0.125])
+    np.testing.assert_array_equal(np.array(torch.autograd.grad(grad.sum(), x)[0].tolist()), [nan, nan, nan, 0.0625])
+    out = F.softsign(torch.tensor([1, -3]))
+    assert out.dtype == torch.float32 and out.tolist() == [0.5, -0.75]
