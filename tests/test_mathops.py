@@ -195,6 +195,23 @@ def test_logcumsumexp_of_a_0d_tensor_passes_the_gradient_through(device):
     assert gradcheck(lambda t: t.logcumsumexp(-1) ** 2, (z,)) and gradgradcheck(lambda t: t.logcumsumexp(0) ** 2, (z,))
 
 
+def test_logcumsumexp_of_a_0d_tensor_still_checks_its_saved_output(device):
+    # PyTorch 2.13 unpacks the saved result before its 0-d shortcut: writing into it in place raises at backward
+    x = torch.tensor(0.0, dtype=F64, device=device, requires_grad=True)
+    y = torch.logcumsumexp(x, 0)
+    y[...] = 1.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_cummax_gradient_of_an_empty_input_is_the_input(device):
+    # PyTorch 2.13's cummaxmin_backward returns the (empty) input itself, which requires grad under create_graph
+    x = torch.zeros(0, device=device, requires_grad=True)
+    for fn in (torch.cummax, torch.cummin):
+        (grad,) = torch.autograd.grad(fn(x, 0)[0].sum(), x, create_graph=True)
+        assert grad.shape == (0,) and grad.requires_grad
+
+
 def test_unfold_is_a_view(device):
     x = torch.arange(7.0, device=device)
     u = x.unfold(0, 3, 2)

@@ -282,7 +282,10 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 class CumExtremum(Op):
     """cummax / cummin: the running extremum and the index it came from. A tie or a NaN moves the index to
     the newer element (PyTorch: ``isnan(x) || (!isnan(out) && x >= out)``), and once NaN the values stay NaN.
-    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add)."""
+    The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add; for an empty input, the
+    input itself, so under create_graph it requires grad). Like PyTorch, it saves its input."""
+
+    save_inputs = (0,)
 
     def name(self) -> str:
         return "CummaxBackward0" if self.largest else "CumminBackward0"
@@ -300,6 +303,9 @@ class CumExtremum(Op):
         return values, index
 
     def backward(self, grad, grad_indices=None):
+        (x,) = self.saved_tensors
+        if x.numel() == 0:
+            return x
         return grad.new_zeros(grad.shape).scatter_add(self.dim, self.constant(self.index), grad)
 
 
@@ -337,9 +343,9 @@ class Logcumsumexp(Op):
 
     def backward(self, grad):
         """A 0-d input passes grad through (PyTorch does too, so an infinite x still gets the gradient)."""
+        x, out = self.saved_tensors  # unpacked first: an in-place change of either raises, as in PyTorch
         if grad.dim() == 0 or grad.numel() == 0:
             return grad
-        x, out = self.saved_tensors
         from .comparison import where
 
         dim = self.dim
