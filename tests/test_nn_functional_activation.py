@@ -467,3 +467,17 @@ def test_softsign_is_composed_of_div_and_abs_as_in_pytorch():
     np.testing.assert_array_equal(np.array(torch.autograd.grad(grad.sum(), x)[0].tolist()), [nan, nan, nan, 0.0625])
     out = F.softsign(torch.tensor([1, -3]))
     assert out.dtype == torch.float32 and out.tolist() == [0.5, -0.75]
+
+
+def test_elu_double_backward_multiplies_by_its_mask_as_pytorch():
+    # PyTorch 2.13's elu_double_backward: elu_backward(gg * grad * input_scale, x) * (x < 0): with an infinite
+    # incoming gradient the second derivative is nan where x >= 0 (acosh(celu(1.0)) makes one), and grad_fn names
+    x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    (grad,) = torch.autograd.grad((F.celu(x, 0.5) * torch.tensor([1.0, 1.0, math.inf])).sum(), x, create_graph=True)
+    assert grad.grad_fn.name() == "EluBackwardBackward0"
+    assert grad.tolist() == pytest.approx([0.1353352814912796, 1.0, math.inf])
+    (second,) = torch.autograd.grad(grad.sum(), x)
+    np.testing.assert_allclose(np.array(second.tolist()), [0.2706705629825592, 0.0, math.nan], rtol=1e-6)
+    y = torch.tensor([-2.0, -0.5, 0.7], dtype=torch.float64, requires_grad=True)
+    for fn in (lambda t: F.elu(t, 0.7), F.selu, lambda t: F.celu(t, 1.5)):
+        assert gradcheck(fn, (y,)) and gradgradcheck(fn, (y,))

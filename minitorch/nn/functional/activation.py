@@ -74,14 +74,26 @@ def _hardswish_derivative(g, x, y):
     return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
-def _elu_derivative(g, x, negative_slope, scale, input_scale):
-    """PyTorch's elu_backward (x <= 0: the exponential branch, so a NaN takes ``scale``) and its double backward,
-    whose mask is x < 0: at x == 0 the gradient is the constant ``negative_slope`` (second derivative 0). The
-    exponential reads only the negative x, so no exp(x) overflowing for a large x turns the masked-out branch's
-    zero into nan in double backward (PyTorch's elu_double_backward multiplies by the mask instead)."""
-    negative = where(x < 0, x, 0.0)
-    return where(x < 0, g * negative_slope * (negative * input_scale).exp(),
-                 where(x == 0, g * negative_slope, g * scale))
+class EluBackward(Op):
+    """PyTorch's elu_backward(grad, x) as an op of its own (x <= 0: the exponential branch, so a NaN takes
+    ``scale``), so that its derivatives are PyTorch's: elu_backward(gg, x) for grad, and elu_double_backward,
+    ``elu_backward(gg * grad * input_scale, x) * (x < 0)``, for x. The mask multiplies, so at x == 0 the second
+    derivative is 0 and where x >= 0 an infinite gradient gives nan, as in PyTorch."""
+
+    save_inputs = (0, 1)
+
+    def forward(self, g, x, negative_slope, scale, input_scale):
+        xp = self.xp
+        self.params = (negative_slope, scale, input_scale)
+        exponential = g * negative_slope * xp.exp(xp.minimum(x, 0) * input_scale)
+        return xp.where(x <= 0, exponential, g * scale).astype(x.dtype, copy=False)
+
+    def backward(self, gg):
+        g, x = self.saved_tensors
+        negative_slope, scale, input_scale = self.params
+        grad_g = EluBackward.apply(gg, x, *self.params) if self.needs_grad(0) else None
+        grad_x = EluBackward.apply(gg * g * input_scale, x, *self.params) * (x < 0) if self.needs_grad(1) else None
+        return grad_g, grad_x
 
 
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None: as PyTorch, these ops
@@ -103,8 +115,8 @@ ACTIVATIONS = {
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: _elu_derivative(g, x, input_scale * alpha * scale, scale,
-                                                                    input_scale),
+        lambda g, x, y, alpha, scale, input_scale: EluBackward.apply(g, x, input_scale * alpha * scale, scale,
+                                                                      input_scale),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
