@@ -481,3 +481,10 @@ def test_elu_double_backward_multiplies_by_its_mask_as_pytorch():
     y = torch.tensor([-2.0, -0.5, 0.7], dtype=torch.float64, requires_grad=True)
     for fn in (lambda t: F.elu(t, 0.7), F.selu, lambda t: F.celu(t, 1.5)):
         assert gradcheck(fn, (y,)) and gradgradcheck(fn, (y,))
+
+
+def test_shrink_activations_keep_nan():
+    # PyTorch 2.13's kernels: a NaN is neither inside nor outside [-lambd, lambd], so it passes through
+    x = torch.tensor([math.nan, 0.2, -1.0, 1.0], dtype=torch.float64)
+    np.testing.assert_array_equal(np.array(F.softshrink(x).tolist()), [math.nan, 0.0, -0.5, 0.5])
+    np.testing.assert_array_equal(np.array(F.hardshrink(x).tolist()), [math.nan, 0.0, -1.0, 1.0])

@@ -138,11 +138,11 @@ ACTIVATIONS = {
     ),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
-        lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
+        lambda xp, x, lambd: xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False),  # NaN stays
         lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "softshrink": (
-        lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
+        lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0)),  # NaN stays
         lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "threshold": (
