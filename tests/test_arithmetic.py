@@ -192,6 +192,29 @@ def test_pow_gradients_at_zero(device):
     assert e.grad.tolist()[0] == 0.0
 
 
+def test_pow_non_finite_gradients_and_zero_base_second_derivative_match_pytorch(device):
+    """PyTorch 2.13's pow_backward_exponent multiplies grad outside its where, so an infinite grad gives nan
+    where d/db is 0; the masked log(0) branch makes the second derivative of 0 ** x nan at a zero base; and
+    x ** -0.5 is rsqrt (-inf at -0.0, nan at -inf), which x ** 0.5's gradient reads."""
+    inf, nan = math.inf, math.nan
+    x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, device=device, requires_grad=True)
+    (grad,) = torch.autograd.grad((0 ** x).sum(), x, create_graph=True)
+    assert grad.tolist() == [0.0, 0.0, -inf]
+    np.testing.assert_array_equal(np.array(torch.autograd.grad(grad.sum(), x)[0].tolist()), [nan, nan, inf])
+    x = torch.tensor([-0.0, 1.0], dtype=torch.float64, device=device, requires_grad=True)
+    np.testing.assert_array_equal(np.array(torch.autograd.grad(torch.log2(0 ** x).sum(), x)[0].tolist()), [0, nan])
+    a = torch.tensor([0.0, 0.0, 2.0], dtype=torch.float64, device=device, requires_grad=True)
+    b = torch.tensor([0.0, 1.0, 1.0], dtype=torch.float64, device=device, requires_grad=True)
+    weights = torch.tensor([inf, inf, 1.0], dtype=torch.float64, device=device)
+    grad_a, grad_b = torch.autograd.grad(((a ** b) * weights).sum(), [a, b])
+    assert grad_a.tolist() == [0.0, inf, 1.0]
+    np.testing.assert_array_equal(np.array(grad_b.tolist()), [nan, nan, 2 * math.log(2.0)])
+    x = torch.tensor([-inf, -0.0, 4.0], dtype=torch.float64, device=device, requires_grad=True)
+    np.testing.assert_array_equal(np.array((x ** -0.5).tolist()), [nan, -inf, 0.5])
+    np.testing.assert_array_equal(np.array(torch.autograd.grad((x ** 0.5).sum(), x)[0].tolist()), [nan, -inf, 0.25])
+    assert gradcheck(lambda t: t ** -0.5, (x[2:],)) and gradgradcheck(lambda t: t ** 0.5, (x[2:],))
+
+
 def test_rounded_division_has_zero_gradient(device):
     a = torch.tensor([3.5, -2.5], device=device, requires_grad=True)
     b = torch.tensor([2.0, 2.0], device=device, requires_grad=True)

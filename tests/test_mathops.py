@@ -90,6 +90,14 @@ def test_special_derivatives_at_special_points(device):
     assert torch.sinc(x).tolist()[0] == 1.0
     torch.sinc(x).sum().backward()
     close(x.grad.tolist(), [0.0, -1.2732395447351625, -1.0, -0.26980961553194194, 0.0], rtol=1e-15)
+    # sinc''(0) = -pi^2 / 3 (PyTorch: nan, from its masked_fill; docs/differences.md); an infinite incoming
+    # gradient still gives 0 at 0, as PyTorch's
+    z = torch.tensor([0.0, 1e-3, -0.7], dtype=F64, device=device, requires_grad=True)
+    (grad,) = torch.autograd.grad(torch.sinc(z).sum(), z, create_graph=True)
+    assert torch.autograd.grad(grad[0], z)[0].tolist()[0] == pytest.approx(-math.pi**2 / 3, rel=1e-15)
+    assert gradgradcheck(torch.sinc, (z,))
+    weights = torch.tensor([math.inf, 1.0, 1.0], dtype=F64, device=device)
+    assert torch.autograd.grad((torch.sinc(z) * weights).sum(), z)[0].tolist()[0] == 0.0
     x = torch.tensor([0.0, 1e-20, 2.0], dtype=F64, device=device, requires_grad=True)
     (grad,) = torch.autograd.grad(torch.i0(x).sum(), x, create_graph=True)
     close(grad.tolist(), [0.0, 5e-21, 1.5906368546373295])
@@ -184,6 +192,32 @@ def test_logcumsumexp(device):
     y = torch.randn(3, 4, dtype=F64, device=device)[:, ::2].requires_grad_()
     for f in (lambda t: t.logcumsumexp(1), lambda t: t.logcumsumexp(0), lambda t: t[:0].logcumsumexp(0)):
         assert gradcheck(f, (y,)) and gradgradcheck(f, (y,))
+
+
+def test_logcumsumexp_of_a_0d_tensor_passes_the_gradient_through(device):
+    # PyTorch 2.13: logcumsumexp_backward returns grad for a 0-d input, so -inf gets 3.0 (not nan)
+    x = torch.tensor(-INF, dtype=F64, device=device, requires_grad=True)
+    (grad,) = torch.autograd.grad(torch.logcumsumexp(x, 0) * 3.0, x, create_graph=True)
+    assert grad.tolist() == 3.0 and not grad.requires_grad
+    z = torch.tensor(0.5, dtype=F64, device=device, requires_grad=True)
+    assert gradcheck(lambda t: t.logcumsumexp(-1) ** 2, (z,)) and gradgradcheck(lambda t: t.logcumsumexp(0) ** 2, (z,))
+
+
+def test_logcumsumexp_of_a_0d_tensor_still_checks_its_saved_output(device):
+    # PyTorch 2.13 unpacks the saved result before its 0-d shortcut: writing into it in place raises at backward
+    x = torch.tensor(0.0, dtype=F64, device=device, requires_grad=True)
+    y = torch.logcumsumexp(x, 0)
+    y[...] = 1.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_cummax_gradient_of_an_empty_input_is_the_input(device):
+    # PyTorch 2.13's cummaxmin_backward returns the (empty) input itself, which requires grad under create_graph
+    x = torch.zeros(0, device=device, requires_grad=True)
+    for fn in (torch.cummax, torch.cummin):
+        (grad,) = torch.autograd.grad(fn(x, 0)[0].sum(), x, create_graph=True)
+        assert grad.shape == (0,) and grad.requires_grad
 
 
 def test_unfold_is_a_view(device):

@@ -354,6 +354,17 @@ def test_elu_second_derivative_from_its_input():
     assert gradgradcheck(lambda t: F.elu(t, 0.7), (x.detach()[:2].clone().requires_grad_(),))
 
 
+def test_elu_second_derivative_is_zero_where_exp_would_overflow():
+    # PyTorch 2.13 (float32 and float64): elu's second derivative is 0 for x > 0 however large (exp(x) overflows
+    # in float32 from about 89) and at inf; the gradient of x * x at inf makes the last one nan
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor([-1.0, 12.0, 100.0, 1000.0, math.inf], dtype=dtype, requires_grad=True)
+        (g,) = torch.autograd.grad(F.elu(x * x, alpha=0.5).sum(), x, create_graph=True)
+        np.testing.assert_array_equal(np.array(torch.autograd.grad(g.sum(), x)[0].tolist()), [2, 2, 2, 2, math.nan])
+        (g,) = torch.autograd.grad(F.celu(x, alpha=2.0).sum(), x, create_graph=True)
+        assert torch.autograd.grad(g.sum(), x)[0].tolist()[1:] == [0.0, 0.0, 0.0, 0.0]
+
+
 def test_masked_activation_gradients_select_rather_than_multiply():
     # PyTorch's backward selects the incoming gradient where the activation passes it and writes 0 elsewhere,
     # so a NaN arriving where the gradient is 0 stays out (expected: PyTorch 2.13, x.grad after backward(nan))
@@ -443,3 +454,37 @@ def test_hardsigmoid_has_no_second_derivative():
     assert g.requires_grad and g.tolist() == pytest.approx([0.0, 1 / 6, 1 / 6, 0.0])
     with pytest.raises(RuntimeError, match="^derivative for aten::hardsigmoid_backward is not implemented$"):
         torch.autograd.grad(g.sum(), x)
+
+
+def test_softsign_is_composed_of_div_and_abs_as_in_pytorch():
+    # PyTorch 2.13: x / (1 + |x|) through autograd, so +-inf and an infinite incoming gradient give nan, and an
+    # integer input divides to a float
+    inf, nan = math.inf, math.nan
+    x = torch.tensor([inf, -inf, 1.0, -3.0], dtype=torch.float64, requires_grad=True)
+    weights = torch.tensor([1.0, 1.0, inf, 2.0], dtype=torch.float64)
+    (grad,) = torch.autograd.grad((F.softsign(x) * weights).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(np.array(grad.tolist()), [nan, nan, nan, 0.125])
+    np.testing.assert_array_equal(np.array(torch.autograd.grad(grad.sum(), x)[0].tolist()), [nan, nan, nan, 0.0625])
+    out = F.softsign(torch.tensor([1, -3]))
+    assert out.dtype == torch.float32 and out.tolist() == [0.5, -0.75]
+
+
+def test_elu_double_backward_multiplies_by_its_mask_as_pytorch():
+    # PyTorch 2.13's elu_double_backward: elu_backward(gg * grad * input_scale, x) * (x < 0): with an infinite
+    # incoming gradient the second derivative is nan where x >= 0 (acosh(celu(1.0)) makes one), and grad_fn names
+    x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    (grad,) = torch.autograd.grad((F.celu(x, 0.5) * torch.tensor([1.0, 1.0, math.inf])).sum(), x, create_graph=True)
+    assert grad.grad_fn.name() == "EluBackwardBackward0"
+    assert grad.tolist() == pytest.approx([0.1353352814912796, 1.0, math.inf])
+    (second,) = torch.autograd.grad(grad.sum(), x)
+    np.testing.assert_allclose(np.array(second.tolist()), [0.2706705629825592, 0.0, math.nan], rtol=1e-6)
+    y = torch.tensor([-2.0, -0.5, 0.7], dtype=torch.float64, requires_grad=True)
+    for fn in (lambda t: F.elu(t, 0.7), F.selu, lambda t: F.celu(t, 1.5)):
+        assert gradcheck(fn, (y,)) and gradgradcheck(fn, (y,))
+
+
+def test_shrink_activations_keep_nan():
+    # PyTorch 2.13's kernels: a NaN is neither inside nor outside [-lambd, lambd], so it passes through
+    x = torch.tensor([math.nan, 0.2, -1.0, 1.0], dtype=torch.float64)
+    np.testing.assert_array_equal(np.array(F.softshrink(x).tolist()), [math.nan, 0.0, -0.5, 0.5])
+    np.testing.assert_array_equal(np.array(F.hardshrink(x).tolist()), [math.nan, 0.0, -1.0, 1.0])

@@ -1,5 +1,6 @@
 """nn.functional linear, dropout, normalization, embedding and one_hot."""
 
+import math
 import warnings
 
 import numpy as np
@@ -340,3 +341,14 @@ def test_norms_have_finite_gradients_at_zero_vectors(device):
         assert np.isfinite(grad.cpu().numpy()).all()
     (grad,) = torch.autograd.grad(F.cosine_similarity(x, x + 1, dim=1).sum(), [x])
     assert np.isfinite(grad.cpu().numpy()).all()
+
+
+def test_normalize_is_composed_of_norm_and_clamp_min_as_in_pytorch():
+    # PyTorch 2.13: input / input.norm(p, dim, keepdim=True).clamp_min(eps): at a zero row the gradient is 1 / eps
+    # and the second derivative nan (the 2-norm has none at 0)
+    x = torch.tensor([[0.0, 0.0], [1.0, -2.0]], dtype=torch.float64, requires_grad=True)
+    weights = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    (grad,) = torch.autograd.grad((F.normalize(x, dim=1) * weights).sum(), x, create_graph=True)
+    np.testing.assert_allclose(np.array(grad.tolist()), [[1e12, 2e12], [1.7888543819998317, 0.894427190999916]])
+    second = np.array(torch.autograd.grad(grad.sum(), x)[0].tolist())
+    np.testing.assert_allclose(second, [[math.nan, math.nan], [0.35777087639996624, 1.5205262246998568]])

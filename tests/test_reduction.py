@@ -458,3 +458,118 @@ def test_float16_sums_accumulate_in_float32(device):
     assert tenths.mean().dtype == torch.float16 and tenths.mean().item() == pytest.approx(0.1, rel=1e-3)
     assert tenths.sum(dtype=torch.float32).dtype == torch.float32
     assert tenths.reshape(64, 64).var(0)[0].item() == 0.0
+
+
+@pytest.mark.parametrize(
+    "values, dim, correction, expected",
+    [  # PyTorch 2.13: sum of squares / 0 is inf, or nan for 0 and for nan (an infinite x makes x - mean nan)
+        ([math.inf], None, 2, math.nan),
+        ([math.inf], 0, 1, math.nan),
+        ([1.0, math.inf], None, 2, math.nan),
+        ([math.nan], 0, 1, math.nan),
+        ([1.0, 2.0], None, 2, math.inf),
+        ([1.0], 0, 1, math.nan),
+    ],
+)
+def test_var_std_without_degrees_of_freedom_of_non_finite_values_are_nan(values, dim, correction, expected):
+    x = t64(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        var, std = torch.var(x, dim, correction=correction), torch.std(x, dim, correction=correction)
+    np.testing.assert_array_equal(np.array([var.item(), std.item()]), np.array([expected, expected]))
+
+
+@pytest.mark.parametrize(
+    "values, first_order, create_graph",
+    [  # PyTorch 2.13's cumprod_backward for the loss (cumprod(x, 0) * [1, 2, ...]).sum(): its first-order
+        # formula for slices with zeros and its create_graph one differ where an inf meets a zero
+        ([0.0, 0.0, 0.0, math.inf], [1.0, 0.0, 0.0, 0.0], [math.nan, math.nan, math.nan, 0.0]),
+        ([2.0, 0.0, 3.0, math.inf], [1.0, math.inf, 0.0, 0.0], [math.nan, math.inf, math.nan, 0.0]),
+        ([math.inf, 0.0, 2.0], [math.nan, math.inf, 0.0], [1.0, math.inf, math.nan]),
+        ([3.0, 2.0, 0.0, 4.0, 5.0, 0.0, 6.0], [5.0, 6.0, 714.0, 0.0, 0.0, 0.0, 0.0],
+         [5.0, 6.0, 714.0, 0.0, 0.0, 0.0, 0.0]),
+        ([-math.inf], [1.0], [1.0]),  # one element: the gradient passes through
+    ],
+)
+def test_cumprod_gradient_with_zeros_and_infinities_matches_pytorch(values, first_order, create_graph):
+    x = t64(values, requires_grad=True)
+    weights = torch.arange(1.0, 1.0 + len(values), dtype=torch.float64)
+    (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x)
+    np.testing.assert_array_equal(np.array(grad.tolist()), np.array(first_order))
+    (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(np.array(grad.tolist()), np.array(create_graph))
+    scalar = torch.tensor(-math.inf, requires_grad=True)
+    (grad,) = torch.autograd.grad(scalar.cumprod(0) * 3.0, scalar, create_graph=True)
+    assert grad.item() == 3.0 and not grad.requires_grad
+
+
+def test_cumprod_second_derivative_through_zeros_and_infinities_matches_pytorch():
+    # PyTorch 2.13 composes the create_graph gradient of x[k] as prod(x[:k]) * cumprod(x[k+1:])
+    weights = torch.arange(1.0, 5.0, dtype=torch.float64)
+    for values, expected in [([2.0, 0.0, 3.0, math.inf], [math.nan, math.inf, math.inf, math.nan]),
+                             ([1.0, math.inf, 0.0, 2.0], [math.nan, math.nan, math.inf, math.inf]),
+                             ([0.0, 1.5, 2.0, 0.0], [45.0, 32.0, 18.0, 48.0])]:
+        x = t64(values, requires_grad=True)
+        (grad,) = torch.autograd.grad((x.cumprod(0) * weights).sum(), x, create_graph=True)
+        (second,) = torch.autograd.grad((grad * weights.flip(0)).sum(), x)
+        np.testing.assert_array_equal(np.array(second.tolist()), np.array(expected))
+
+
+def test_max_and_amax_gradients_at_a_nan_result_match_pytorch():
+    """PyTorch 2.13: max()/min()/median() (evenly_distribute_backward) give the gradient to the NaN elements and
+    exactly 0 to the others; amax/amin (scale_grad_by_count, x == result) give NaN to the whole slice."""
+    inf, nan = math.inf, math.nan
+    for fn, weight, expected in [
+        (torch.max, 1.0, [[0.0, 1.0], [0.0, 0.0]]),
+        (torch.min, inf, [[0.0, inf], [0.0, 0.0]]),
+        (torch.median, 1.0, [[0.0, 1.0], [0.0, 0.0]]),
+        (torch.amax, 1.0, [[nan, nan], [nan, nan]]),
+        (lambda t: torch.amax(t, 0), 1.0, [[0.0, nan], [1.0, nan]]),
+        (lambda t: torch.amin(t, -1), inf, [[nan, nan], [inf, inf]]),
+        (lambda t: torch.amax(t, 1), inf, [[nan, nan], [inf, inf]]),
+    ]:
+        x = t64([[1.0, nan], [2.0, 2.0]], requires_grad=True)
+        (grad,) = torch.autograd.grad((fn(x) * weight).sum(), x)
+        np.testing.assert_array_equal(np.array(grad.tolist()), np.array(expected))
+    x = t64([3.0, 3.0, 1.0], requires_grad=True)
+    assert torch.autograd.grad(torch.max(x) * inf, x)[0].tolist() == [inf, inf, 0.0]
+
+
+def test_prod_gradient_of_an_empty_or_0d_input_matches_pytorch():
+    # PyTorch 2.13's prod_backward: grad * (result / input) even when input is empty, so under create_graph
+    # the gradient requires grad; a 0-d input passes grad through (inf gets 1, not inf / inf)
+    x = torch.zeros((0, 1), dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad(x.prod(-1).sum(), x, create_graph=True)
+    assert grad.shape == (0, 1) and grad.requires_grad
+    scalar = torch.tensor(math.inf, dtype=torch.float64, requires_grad=True)
+    for y in (scalar.prod(), scalar.prod(0)):
+        (grad,) = torch.autograd.grad(y * 2.0, scalar, create_graph=True)
+        assert grad.item() == 2.0 and not grad.requires_grad
+    one = t64([math.inf], requires_grad=True)
+    assert math.isnan(torch.autograd.grad(one.prod(), one)[0].item())
+
+
+def test_norm_gradients_at_zero_and_nan_match_pytorch():
+    """PyTorch 2.13's norm_backward: the second derivative is nan where the 2-norm (or a p < 2 norm) is 0, or
+    where x is 0 for p < 1 (the norm has none there); an inf-norm at a NaN gives the NaN element sgn(nan) = 0."""
+    nan = math.nan
+    weights = t64([1.0, 2.0])
+    for ord, values, grad_expected, second_expected in [
+        (2, [0.0, 0.0], [0.0, 0.0], [nan, nan]),
+        (-1, [0.0, 0.0], [0.0, 0.0], [nan, nan]),
+        (0.5, [0.0, 1.0], [0.0, 1.0], [nan, 0.0]),
+        (1, [0.0, 1.0], [0.0, 1.0], [0.0, 0.0]),
+        (math.inf, [nan, 1.0], [0.0, 0.0], [0.0, 0.0]),
+        (-math.inf, [nan, 1.0], [0.0, 0.0], [0.0, 0.0]),
+    ]:
+        x = t64(values, requires_grad=True)
+        (grad,) = torch.autograd.grad(torch.linalg.vector_norm(x, ord=ord), x, create_graph=True)
+        assert grad.tolist() == grad_expected
+        (second,) = torch.autograd.grad((grad * weights).sum(), x)
+        np.testing.assert_array_equal(np.array(second.tolist()), np.array(second_expected))
+    x = torch.tensor(nan, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.grad(torch.linalg.vector_norm(x, ord=-math.inf, dim=0, keepdim=True), x)[0].item() == 0.0
+    y = t64([-2.0, 1.0, 0.5], requires_grad=True)
+    for ord in (2, 0.5, 1.5, 3, -1, math.inf):
+        assert gradcheck(lambda t, o=ord: torch.linalg.vector_norm(t, ord=o), (y,))
+        assert gradgradcheck(lambda t, o=ord: torch.linalg.vector_norm(t, ord=o), (y,))

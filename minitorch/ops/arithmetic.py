@@ -204,15 +204,17 @@ class Fmod(Elementwise):
 
 class Pow(Elementwise):
     """``a ** b``; either side may be a Python scalar. As in PyTorch, d/da is 0 where b == 0 (even at
-    a == 0) and d/db is 0 where a == 0 and b >= 0 (instead of the 0 * log(0) = nan of the formula)."""
+    a == 0) and d/db is 0 where a == 0 and b >= 0 (instead of the 0 * log(0) = nan of the formula). The
+    formulas are composed as PyTorch's pow_backward_self / pow_backward_exponent, so that non-finite
+    gradients and second derivatives (nan at a zero base, from the masked log(0) branch) agree."""
 
     save_inputs = (0, 1)
     save_output = True  # a ** b, read by the exponent's gradient; not saved for a number exponent (below)
     exponent = None  # a Python number exponent (``x ** 2``), else None
 
     @property
-    def array_derivative(self) -> bool:  # grad * b * a ** (b - 1): arithmetic when b is a number other than 0
-        return self.exponent is not None and self.exponent != 0
+    def array_derivative(self) -> bool:  # grad * (b * a ** (b - 1)): arithmetic when b is a number other than 0
+        return self.exponent is not None and self.exponent not in (0, 0.5)  # a ** -0.5 is rsqrt (compute)
 
     def compute(self, a, b):
         if type(b) in _SCALAR_TYPES:
@@ -221,6 +223,8 @@ class Pow(Elementwise):
         a, b, dtype = promote(self, a, b)
         xp = self.xp
         if dtype.kind not in "iu":
+            if type(b) in _SCALAR_TYPES and b == -0.5:  # PyTorch's rsqrt: -inf at -0.0, nan at -inf
+                return 1 / xp.sqrt(a)
             return xp.power(a, b)
         if type(b) in _SCALAR_TYPES:
             if b < 0:
@@ -240,17 +244,15 @@ class Pow(Elementwise):
         grad_a = grad_b = None
         if self.needs_grad(0):
             if type(b) in _SCALAR_TYPES:
-                grad_a = _zeros(grad) if b == 0 else grad * b * a ** (b - 1)
+                grad_a = _zeros(grad) if b == 0 else grad * (b * a ** (b - 1))
             else:
-                grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
-        if self.needs_grad(1):
+                grad_a = where(b == 0, 0.0, grad * (b * a ** (b - 1)))
+        if self.needs_grad(1):  # grad outside the where: a non-finite grad gives nan even where d/db is 0
             if type(a) in _SCALAR_TYPES:
-                if a == 0:
-                    grad_b = where(b >= 0, 0.0, grad * out * -math.inf)
-                else:
-                    grad_b = grad * out * (math.log(a) if a > 0 else math.nan)
+                log_a = math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
+                grad_b = grad * (where(b >= 0, 0.0, out * log_a) if a == 0 else out * log_a)
             else:
-                grad_b = where((a == 0) & (b >= 0), 0.0, grad * out * a.log())
+                grad_b = grad * where((a == 0) & (b >= 0), 0.0, out * a.log())
         return grad_a, grad_b
 
 

@@ -188,11 +188,14 @@ def _sinc(xp, x):
 
 
 def _sinc_derivative(g, x, y):
-    """PyTorch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0."""
+    """PyTorch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0 (whatever g). There it is
+    written as ``-pi^2 / 3 * x`` (times a finite g), so the second derivative at 0 is sinc''(0) = -pi^2 / 3
+    (PyTorch's masked_fill gives nan); the other branch divides by 1 there, so no 0 * inf = nan leaks."""
     product = x * math.pi
     square = x * x * math.pi
-    zero = square == 0  # (the masked branch divides by 1 there, so double backward gets no 0 * inf = NaN)
-    return where(zero, 0.0, g * (product * product.cos() - product.sin()) / where(zero, 1.0, square))
+    zero = square == 0
+    at_zero = where(g.isfinite(), g, 0.0) * (x * (-math.pi**2 / 3))
+    return where(zero, at_zero, g * (product * product.cos() - product.sin()) / where(zero, 1.0, square))
 
 
 def _i1_derivative(g, x, y):

@@ -13,10 +13,12 @@ import math
 import warnings
 
 from .. import _dtype, return_types
+from ..autograd import grad_mode
 from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
 from .op import Op
 from .promotion import as_float, broadcast_dims
+from .shape import cat, stack
 
 _INF = float("inf")
 _LEGACY_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -136,10 +138,10 @@ class Prod(Op):
         x, out = self.saved_tensors
         dims = tuple(range(x.dim())) if self.dim is None else (self.dim,)
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
-        if x.numel() == 0:
-            return grad.expand(self.input_shape)
-        if not bool((x == 0).any()):
-            return grad * restore_dims(out, self.input_shape, dims, self.keepdim) / x
+        if x.dim() == 0:
+            return grad
+        if not bool((x == 0).any()):  # also for an empty x: the gradient still depends on x, as in PyTorch
+            return grad * (restore_dims(out, self.input_shape, dims, self.keepdim) / x)
         if self.dim is None:
             return grad * _product_of_others(x.reshape(-1), 0).reshape(self.input_shape)
         return grad * _product_of_others(x, self.dim)
@@ -205,8 +207,11 @@ class ReverseCumsum(Op):
 
 
 class Cumprod(Op):
-    """Running product. Without zeros the gradient is ``reverse_cumsum(grad * out) / x``; with zeros
-    it is computed from the partial products that skip each element (O(n^2) per slice, still exact)."""
+    """Running product. Backward is PyTorch's cumprod_backward: grad itself for one element along ``dim``;
+    without zeros ``reverse_cumsum(grad * out) / x``; with zeros, at first order its O(n) formula (only the
+    elements up to the first zero get a gradient), and under create_graph the products that skip each element
+    (O(n^2) per slice, one index of dim at a time as PyTorch, differentiable). Both agree for finite inputs;
+    like PyTorch's, they may differ between NaN, inf and 0 when the input has infinities."""
 
     save_inputs = (0,)
     save_output = True
@@ -218,19 +223,44 @@ class Cumprod(Op):
     def backward(self, grad):
         x, out = self.saved_tensors
         dim = self.dim
-        if x.numel() == 0:
+        if x.numel() <= 1 or x.shape[dim] == 1:
             return grad
         if not bool((x == 0).any()):
             return ReverseCumsum.apply(grad * out, dim) / x
-        from .comparison import where
+        if not grad_mode.state.enabled:
+            return _cumprod_grad_with_zeros(grad, x, out, dim)
+        return stack([_cumprod_grad_at(grad, x, dim, k) for k in range(x.shape[dim])], dim)
 
-        n = x.shape[dim]
-        rows = x.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): row i will skip x_i
-        skip = self.constant(self.xp.eye(n, dtype=bool))
-        partial = where(skip, 1.0, rows).cumprod(-1)  # [..., i, k] = prod(x_j for j <= k, j != i)
-        after = self.constant(self.xp.triu(self.xp.ones((n, n), dtype=bool)))  # out_k depends on x_i iff k >= i
-        terms = where(after, partial, 0.0) * grad.movedim(dim, -1).unsqueeze(-2)
-        return terms.sum(-1).movedim(-1, dim)
+
+def _cumprod_grad_at(grad: Tensor, x: Tensor, dim: int, k: int) -> Tensor:
+    """The gradient of x[k] (dim removed), differentiable: ``sum(grad[j] * prod(x[i] for i <= j, i != k))``
+    over j >= k, with the products composed as in PyTorch (prod(x[:k]) times cumprod(x[k+1:])), so that
+    second derivatives through zeros and infinities agree with its."""
+    n = x.shape[dim]
+    after = x.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+    if k == 0:
+        omitted = cat([grad.new_ones(keepdim_shape(x.shape, (dim,))), after], dim)
+    else:
+        until = x.narrow(dim, 0, k).prod(dim, keepdim=True)
+        omitted = until if k == n - 1 else cat([until, until * after], dim)
+    return (grad.narrow(dim, k, n - k) * omitted).sum(dim)
+
+
+def _cumprod_grad_with_zeros(grad: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
+    """PyTorch's first-order cumprod gradient when x has zeros: before the first zero z1 the usual
+    ``reverse_cumsum(grad * out) / x``; at z1, ``out[z1 - 1] * sum(grad[k] * prod(x[z1 + 1:k + 1]))`` over
+    k < z2 (the second zero); after z1, 0 (every product there has a zero factor, even beside an inf)."""
+    from .comparison import where
+
+    zeros_before = (x == 0).cumsum(dim)
+    before = zeros_before == 0
+    result = where(before, ReverseCumsum.apply(where(before, grad * out, 0.0), dim) / x, 0.0)
+    first_zero = (x == 0) & (zeros_before == 1)
+    between = (zeros_before == 1) & ~first_zero
+    z1 = first_zero.to(_dtype.int64).argmax(dim, keepdim=True)
+    out_before_z1 = where(z1 == 0, 1.0, out.gather(dim, (z1 - 1).clamp(min=0)))
+    at_z1 = (where(between, x, 1.0).cumprod(dim) * where(zeros_before != 1, 0.0, grad)).sum(dim, keepdim=True)
+    return where(first_zero, at_z1 * out_before_z1, result)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
@@ -305,11 +335,14 @@ class Logcumsumexp(Op):
 
     def forward(self, x, dim):
         self.dim = dim
+        if x.ndim == 0:
+            return x.copy()
         return self.xp.logaddexp.accumulate(x, axis=dim)
 
     def backward(self, grad):
-        x, out = self.saved_tensors
-        if grad.numel() == 0:
+        """A 0-d input passes grad through (PyTorch does too, so an infinite x still gets the gradient)."""
+        x, out = self.saved_tensors  # unpacked first: an in-place change of either raises, as in PyTorch
+        if grad.dim() == 0 or grad.numel() == 0:
             return grad
         from .comparison import where
 
@@ -329,34 +362,39 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow (floating inputs only, as in PyTorch)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_LEGACY_NAMES[input.dtype.name]}'")
-    if input.dim() == 0:
-        wrap_dim(dim, 0)
-        return _on_0d(logcumsumexp, input)
     return Logcumsumexp.apply(input, wrap_dim(dim, input.dim()))
 
 
 # max / min ------------------------------------------------------------------------------------------
 class SplitAmongTies(Op):
-    """Base of reductions to one of the input's values: the gradient is shared evenly by every
-    element equal to the result (NaN counts as equal to a NaN result), as PyTorch's
-    evenly_distribute_backward / amax backward do. Subclasses set input_shape, dims, keepdim."""
+    """Base of reductions to one of the input's values: the gradient is shared evenly by the elements equal
+    to the result. ``evenly`` (max(), min(), median() of all elements) is PyTorch's
+    evenly_distribute_backward: at a NaN result the NaN elements share it, and the others get exactly 0;
+    otherwise (amax, amin) its scale_grad_by_count: ``grad / count * (x == out)``, so a NaN result, which
+    equals nothing, gives NaN everywhere in its slice. Subclasses set input_shape, dims, keepdim."""
 
     save_inputs = (0,)
     save_output = True
+    evenly = True
 
     def backward(self, grad):
+        from .comparison import where
+
         x, out = self.saved_tensors
         shape, dims, keepdim = self.input_shape, self.dims, self.keepdim
         grad, out = restore_dims(grad, shape, dims, keepdim), restore_dims(out, shape, dims, keepdim)
-        ties = (x == out) | (x.isnan() & out.isnan())
+        if self.evenly:  # one result for all of x
+            ties = x.isnan() if bool(out.isnan().any()) else x == out
+            return where(ties, grad / ties.sum(), 0.0)
+        ties = x == out
         return grad / ties.sum(dims, keepdim=True) * ties
 
 
 class Extremum(SplitAmongTies):
-    """amax / amin (and ``max()`` / ``min()`` of all elements)."""
+    """amax / amin, and ``max()`` / ``min()`` of all elements (``evenly``)."""
 
-    def forward(self, x, dims, keepdim, largest):
-        self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
+    def forward(self, x, dims, keepdim, largest, evenly=False):
+        self.input_shape, self.dims, self.keepdim, self.evenly = x.shape, dims, keepdim, evenly
         return (self.xp.amax if largest else self.xp.amin)(x, axis=dims, keepdims=keepdim)
 
 
@@ -407,7 +445,7 @@ def _max_or_min(name: str, largest: bool, input: Tensor, dim, keepdim: bool, oth
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
                 "dim with the 'dim' argument."
             )
-        return Extremum.apply(input, tuple(range(input.dim())), False, largest)
+        return Extremum.apply(input, tuple(range(input.dim())), False, largest, True)
     if input.dim() == 0:
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: _max_or_min(name, largest, t, d, False, None), input)
@@ -497,7 +535,8 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 # var / std ------------------------------------------------------------------------------------------
 class Var(Op):
     """``sum((x - mean)^2) / max(N - correction, 0)`` (std: its square root). A divisor of 0 gives
-    inf (or nan for 0/0), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
+    inf (nan for 0/0 and for a nan sum of squares, as from an infinite x), as in PyTorch. The std gradient is
+    0 where std is 0 (PyTorch's rule)."""
 
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
@@ -597,7 +636,8 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
 
 # norm, logsumexp ------------------------------------------------------------------------------------
 class Norm(Op):
-    """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0)."""
+    """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0; its second
+    derivative there is nan, as PyTorch's: the norm has none at 0)."""
 
     save_inputs = (0,)
     save_output = True
@@ -631,20 +671,21 @@ class Norm(Op):
         if p == 0:  # PyTorch's norm_backward returns no gradient: x counts as unused
             return None
         if p == 1:
-            return grad * _sign(x)
+            return _sign(x) * grad
+        # PyTorch's norm_backward, composed the same way: its masked_fill_ after a division by the norm (or a
+        # power of |x|) leaves nan in the second derivative where the norm (or x) is 0, as there
+        magnitude = x.abs()
         if p == 2:
-            return x * _safe_divide(grad, out)
-        if math.isinf(p):
-            ties = x * _sign(x) == out
-            return _sign(x) * (grad / ties.sum(dims, keepdim=True)) * ties
-        magnitude = x * _sign(x)
+            return grad * where(out == 0, 0.0, x / out)
+        if math.isinf(p):  # the elements equal to the extremum share the gradient; a NaN counts as one
+            ties = (magnitude == out) | magnitude.isnan()
+            return _sign(x) * ((grad / ties.sum(dims, keepdim=True)) * ties)
         if p < 1:
-            zero = x == 0
-            scaled = where(zero, 0.0, where(zero, 1.0, magnitude) ** (p - 1))
-            return _sign(x) * scaled * grad * out ** (1 - p)
+            return _sign(x) * where(x == 0, 0.0, magnitude ** (p - 1)) * grad * out ** (1 - p)
+        scale = where(out == 0, 0.0, grad / out ** (p - 1))
         if p < 2:
-            return _sign(x) * magnitude ** (p - 1) * _safe_divide(grad, out ** (p - 1))
-        return x * magnitude ** (p - 2) * _safe_divide(grad, out ** (p - 1))
+            return _sign(x) * magnitude ** (p - 1) * scale
+        return x * magnitude ** (p - 2) * scale
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:

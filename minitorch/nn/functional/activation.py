@@ -74,10 +74,26 @@ def _hardswish_derivative(g, x, y):
     return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
 
 
-def _elu_derivative(g, x, negative_slope, scale, input_scale):
-    """PyTorch's elu_backward (x <= 0: the exponential branch, so a NaN takes ``scale``) and its double backward,
-    whose mask is x < 0: at x == 0 the gradient is the constant ``negative_slope`` (second derivative 0)."""
-    return where(x < 0, g * negative_slope * (x * input_scale).exp(), where(x == 0, g * negative_slope, g * scale))
+class EluBackward(Op):
+    """PyTorch's elu_backward(grad, x) as an op of its own (x <= 0: the exponential branch, so a NaN takes
+    ``scale``), so that its derivatives are PyTorch's: elu_backward(gg, x) for grad, and elu_double_backward,
+    ``elu_backward(gg * grad * input_scale, x) * (x < 0)``, for x. The mask multiplies, so at x == 0 the second
+    derivative is 0 and where x >= 0 an infinite gradient gives nan, as in PyTorch."""
+
+    save_inputs = (0, 1)
+
+    def forward(self, g, x, negative_slope, scale, input_scale):
+        xp = self.xp
+        self.params = (negative_slope, scale, input_scale)
+        exponential = g * negative_slope * xp.exp(xp.minimum(x, 0) * input_scale)
+        return xp.where(x <= 0, exponential, g * scale).astype(x.dtype, copy=False)
+
+    def backward(self, gg):
+        g, x = self.saved_tensors
+        negative_slope, scale, input_scale = self.params
+        grad_g = EluBackward.apply(gg, x, *self.params) if self.needs_grad(0) else None
+        grad_x = EluBackward.apply(gg * g * input_scale, x, *self.params) * (x < 0) if self.needs_grad(1) else None
+        return grad_g, grad_x
 
 
 # name: (kernel(xp, x, *params), derivative(grad, x, y, *params)); y is the output, None: as PyTorch, these ops
@@ -99,8 +115,8 @@ ACTIVATIONS = {
         lambda xp, x, alpha, scale, input_scale: xp.where(
             x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
         ),
-        lambda g, x, y, alpha, scale, input_scale: _elu_derivative(g, x, input_scale * alpha * scale, scale,
-                                                                    input_scale),
+        lambda g, x, y, alpha, scale, input_scale: EluBackward.apply(g, x, input_scale * alpha * scale, scale,
+                                                                      input_scale),
     ),
     "gelu": (_gelu_kernel, _gelu_derivative),
     "silu": (
@@ -116,18 +132,17 @@ ACTIVATIONS = {
         lambda g, x, y, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
     ),
     "logsigmoid": (lambda xp, x: -xp.logaddexp(0, -x), lambda g, x, y: g * (-x).sigmoid()),
-    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda g, x, y: g / ((1 + x.abs()) * (1 + x.abs()))),
     "hardsigmoid": (
         lambda xp, x: xp.clip(x / 6 + 0.5, 0, 1),
         lambda g, x, y: depends_on(where((x > -3) & (x < 3), g / 6, 0.0), x, not_implemented="hardsigmoid_backward"),
     ),
     "hardswish": (lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, _hardswish_derivative),
     "hardshrink": (
-        lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0).astype(x.dtype, copy=False),
+        lambda xp, x, lambd: xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False),  # NaN stays
         lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "softshrink": (
-        lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0)).astype(x.dtype),
+        lambda xp, x, lambd: xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0)),  # NaN stays
         lambda g, x, y, lambd: depends_on(where((x >= -lambd) & (x <= lambd), 0.0, g), x),
     ),
     "threshold": (
@@ -280,8 +295,9 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def softsign(input: Tensor) -> Tensor:
-    """``x / (1 + |x|)``."""
-    return _apply("softsign", input)
+    """``x / (1 + |x|)``, composed of those ops as in PyTorch (its gradients, nan at +-inf included, are theirs;
+    integers divide to floats)."""
+    return input / (1 + input.abs())
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:

@@ -275,10 +275,10 @@ def _vector_norm(input: Tensor, p: float, dim, keepdim: bool) -> Tensor:
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``, composed as PyTorch's (``input.norm(...).clamp_min(eps)``),
+    so its gradients are those of norm and clamp_min (the second derivative at a zero vector is nan)."""
     check_floating("normalize", input)
-    norm = _vector_norm(input, p, dim, True)
-    return input / norm.masked_fill(norm < eps, eps)
+    return input / input.norm(p, dim, keepdim=True).clamp_min(eps)
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
