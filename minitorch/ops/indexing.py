@@ -606,7 +606,14 @@ def _check_source(op: str, input: Tensor, dim: int, index, source: Tensor) -> No
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``; repeats add up."""
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``; repeats add up.
+    As in PyTorch, the index count is checked before the index range (a RuntimeError, not an IndexError)."""
+    if isinstance(index, Tensor) and index.dim() <= 1 and isinstance(source, Tensor):
+        d = wrap_dim(dim, input.dim())
+        available = source._array.shape[d] if source.dim() else 1
+        if index.numel() != available:
+            raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal to "
+                               f"source.size(dim): ({available}), for dim: {d}")
     dim, array = _along_dim_args("index_add", input, dim, index, wrap=False)
     _check_source("index_add", input, dim, array, source)
     if input.dim() == 0:

@@ -42,6 +42,49 @@ def _any_requires_grad(args) -> bool:
     return any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
+# In-place ops PyTorch allows on a tensor whose elements share memory (an expanded one): each writes one value
+# wherever an element lives (a fill with a number; masked_fill_, index_fill_ and index_put_ warn and go ahead).
+_OVERLAP_ALLOWED = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_", "index_put_"})
+# In-place ops whose source may not share any memory with the destination, not even all of it (PyTorch's
+# assert_no_overlap); the others refuse only a partial overlap (``x.add_(x)`` is fine, ``x[1:].add_(x[:-1])`` not).
+_NO_OVERLAP = frozenset({"index_add_", "index_copy_", "scatter_", "scatter_add_"})
+_OVERLAP_MESSAGE = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+
+
+def _span(t: Tensor) -> tuple:
+    """The storage range ``[start, end)`` a non-empty tensor's elements lie in."""
+    start = t._offset
+    return start, start + 1 + sum((n - 1) * s for n, s in zip(t._array.shape, t.stride()))
+
+
+def check_no_overlap(self: Tensor, args: tuple, op_name: str) -> None:
+    """Raise if a tensor argument shares memory with ``self`` (PyTorch's get_overlap_status: ranges of dense
+    tensors are compared; an overlap PyTorch cannot decide, of a non-dense tensor, is let through)."""
+    for a in args:
+        if not isinstance(a, Tensor) or a._storage is not self._storage:
+            continue
+        if a is self:
+            full = True
+        elif not a._array.size or not self._array.size or not _is_dense(a) or not _is_dense(self):
+            continue
+        else:
+            (a0, a1), (s0, s1) = _span(a), _span(self)
+            if not (a0 < s1 and s0 < a1):
+                continue
+            full = (a0, a1) == (s0, s1)
+        if not full or op_name in _NO_OVERLAP:
+            raise RuntimeError(_OVERLAP_MESSAGE)
+
+
+def _is_dense(t: Tensor) -> bool:
+    """Non-overlapping and dense: its elements fill their storage range exactly."""
+    start, end = _span(t)
+    return end - start == t._array.size and not _overlaps(t._array.shape, t.stride())
+
+
 def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -> None:
     """PyTorch's checks that keep in-place writes sound (VariableTypeUtils check_inplace and
     handle_view_on_rebase). The first two hold always; the rest only when the write is recorded.
@@ -138,7 +181,9 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
     """``self`` overwritten with ``fn(self, *args, **kwargs)``, with autograd told what happened."""
     recording = grad_mode.state.enabled and (self.requires_grad or _any_requires_grad(args))
     base = self._meta.base if self._meta is not None else None
-    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad))
+    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad),
+                  op_name not in _OVERLAP_ALLOWED)
+    check_no_overlap(self, args, op_name)
     if not recording:
         with grad_mode.no_grad():
             result = fn(self, *args, **kwargs)
@@ -358,6 +403,8 @@ def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
     else:
         return False
     check_inplace(self, False)
+    if isinstance(other, Tensor) and other._storage is self._storage:
+        check_no_overlap(self, (other,), "")
     xp = self._storage.backend.xp
     if alpha != 1:
         operand = operand * alpha
@@ -450,11 +497,13 @@ def fill_(self: Tensor, value) -> Tensor:
         raise RuntimeError(
             f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
         )
-    return copy_(self, value)
+    if isinstance(value, Tensor):
+        return copy_(self, value)
+    return run_inplace(self, Copy.apply, (value,), {}, "fill_")
 
 
 def zero_(self: Tensor) -> Tensor:
-    return copy_(self, 0)
+    return run_inplace(self, Copy.apply, (0,), {}, "zero_")
 
 
 def _random_fill(draw):

@@ -1,0 +1,121 @@
+"""Output layouts, memory overlap in in-place ops, and error types found by the differential fuzzer.
+Expected values were taken from PyTorch 2.13 (CPU) and are written out."""
+
+import pytest
+
+import minitorch as torch
+import minitorch.nn.functional as F
+from minitorch.autograd import gradcheck
+
+OVERLAP = "some elements of the input tensor and the written-to tensor refer to a single memory location"
+
+
+# layout -------------------------------------------------------------------------------------------
+
+def test_softmax_output_is_row_major_so_view_works():
+    x = torch.zeros(1, 2, 2).transpose(0, -1)  # fuzzer seed 2319
+    y = F.softmax(x, dim=1)
+    assert y.stride() == (2, 1, 1) and y.is_contiguous()
+    assert y.view(1, -1).shape == (1, 4)
+    assert F.log_softmax(torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1), 2).stride() == (6, 3, 1)
+
+
+def test_softmax_of_transposed_input_gradient():
+    x = torch.randn(3, 4, dtype=torch.float64).t().requires_grad_()
+    assert gradcheck(lambda t: F.softmax(t, 1), (x,))
+    assert gradcheck(lambda t: F.log_softmax(t, 0), (x,))
+
+
+def test_clone_preserves_a_permuted_layout():
+    x = torch.arange(6.).reshape(2, 3).t()
+    c = x.clone()
+    assert c.stride() == (1, 3) and not c.is_contiguous() and c.tolist() == x.tolist()
+    assert torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1).clone().stride() == (1, 12, 4)
+    assert torch.arange(24.).reshape(4, 6)[:, ::2].clone().stride() == (3, 1)  # not dense: packed in its order
+    assert torch.ones(3, 1).expand(3, 4).clone().stride() == (4, 1)
+    assert x.contiguous().stride() == (2, 1)  # contiguous() still gives row-major
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        c.view(-1)
+
+
+def test_clone_of_transposed_input_gradient_keeps_shape():
+    x = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    (x.t().clone() * torch.arange(6.).reshape(3, 2)).sum().backward()
+    assert x.grad.shape == (2, 3) and x.grad.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+
+
+def test_random_like_preserves_a_permuted_layout():
+    y = torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)
+    for r in (torch.rand_like(y), torch.randn_like(y), torch.randint_like(y, 5)):
+        assert r.shape == (4, 2, 3) and r.stride() == (1, 12, 4) and not r._is_view()
+    assert torch.rand_like(y, requires_grad=True).requires_grad
+
+
+# memory overlap ---------------------------------------------------------------------------------
+
+def test_fills_of_an_expanded_tensor_are_allowed():
+    for fill in (lambda e: e.zero_(), lambda e: e.fill_(1.0), lambda e: e.masked_fill_(torch.tensor([True, False]), 1.0),
+                 lambda e: e.index_fill_(0, torch.tensor([0]), 1.0),
+                 lambda e: e.index_put_((torch.tensor([0]),), torch.tensor(1.0))):
+        e = torch.tensor(0.0).expand(2)
+        fill(e)
+        assert e.stride() == (0,)
+    e = torch.tensor(0.0).expand(2)
+    e.fill_(3.0)
+    assert e.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("write", [
+    lambda e: e.add_(1), lambda e: e.copy_(torch.ones(2)), lambda e: e.fill_(torch.tensor(1.0)),
+    lambda e: e.exp_(), lambda e: e.__setitem__(slice(None), 1.0),
+])
+def test_other_writes_to_an_expanded_tensor_still_raise(write):
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        write(torch.tensor(0.0).expand(2))
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.index_add_(0, torch.tensor([0, 1, 2]), x),
+    lambda x: x[:2].index_add_(0, torch.tensor([0, 1]), x[1:]),
+    lambda x: x[:1].scatter_(0, torch.tensor([0]), x[:1]),  # fuzzer seeds 995, 2724
+    lambda x: x[:1].scatter_add_(0, torch.tensor([0]), x[:1]),
+    lambda x: x.index_copy_(0, torch.tensor([0, 1, 2]), x),
+    lambda x: x[1:].copy_(x[:2]),
+    lambda x: x[1:].add_(x[:2]),
+    lambda x: x.index_put_((torch.tensor([0]),), x[:1]),
+])
+def test_in_place_ops_whose_source_overlaps_the_destination_raise(write):
+    x = torch.arange(3.0)
+    with pytest.raises(RuntimeError, match=OVERLAP):
+        write(x)
+    assert x.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_empty_scatter_into_itself_raises():
+    x = torch.zeros(0)  # fuzzer seed 3724: the same tensor, however empty
+    with pytest.raises(RuntimeError, match=OVERLAP):
+        x.scatter_(0, torch.tensor([], dtype=torch.int64), x)
+
+
+def test_disjoint_or_identical_sources_are_allowed():
+    x = torch.arange(4.0)
+    x[:2].index_add_(0, torch.tensor([0, 1]), x[2:])
+    assert x.tolist() == [2.0, 4.0, 2.0, 3.0]
+    x.add_(x)  # a full overlap is fine for elementwise ops
+    assert x.tolist() == [4.0, 8.0, 4.0, 6.0]
+
+
+# error types ------------------------------------------------------------------------------------
+
+def test_index_add_checks_the_index_count_before_the_range():
+    with pytest.raises(RuntimeError, match=r"Number of indices \(1\) should be equal to source.size\(dim\): \(2\)"):
+        torch.zeros(3).index_add_(0, torch.tensor([5]), torch.ones(2))
+    with pytest.raises(RuntimeError, match=r"Number of indices \(1\) should be equal to source.size\(dim\): \(0\)"):
+        torch.zeros(0, 0).index_add_(0, torch.tensor([0]), torch.zeros(0, 0), alpha=0.0)  # fuzzer seed 1679
+
+
+def test_cat_of_only_legacy_empty_tensors_ignores_dim():
+    assert torch.cat([torch.zeros(0), torch.zeros(0)], 1).shape == (0,)
+    assert torch.cat([torch.zeros(0)], -2).shape == (0,)
+    assert torch.cat([torch.zeros(0, dtype=torch.int64), torch.zeros(0)], 7).dtype == torch.float32
+    assert torch.cat([torch.zeros(0), torch.zeros(2, 3)], 1).shape == (2, 3)
