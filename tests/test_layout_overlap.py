@@ -119,3 +119,26 @@ def test_cat_of_only_legacy_empty_tensors_ignores_dim():
     assert torch.cat([torch.zeros(0)], -2).shape == (0,)
     assert torch.cat([torch.zeros(0, dtype=torch.int64), torch.zeros(0)], 7).dtype == torch.float32
     assert torch.cat([torch.zeros(0), torch.zeros(2, 3)], 1).shape == (2, 3)
+
+
+def test_binary_ops_follow_the_first_operands_layout():
+    y = torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)  # strides (1, 12, 4)
+    assert (y * torch.ones(4, 2, 3)).stride() == (1, 12, 4)
+    assert (y + y.transpose(1, 2).contiguous().transpose(1, 2)).stride() == (1, 12, 4)
+    x = torch.arange(6.).reshape(2, 3).t()  # strides (1, 3)
+    assert (x + torch.ones(3, 2)).stride() == (1, 3)
+    assert (torch.ones(3, 2) + x).stride() == (2, 1)  # the first operand decides
+    assert (torch.ones(3, 1) + torch.ones(4, 3).t()).stride() == (1, 3)  # broadcast dims: the next operand decides
+    assert torch.where(y > 3, y, torch.zeros(4, 2, 3)).stride() == (1, 12, 4)
+    z = x + torch.ones(3, 2)
+    assert z.tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        z.view(-1)
+
+
+def test_binary_op_on_permuted_operands_gradients_keep_shapes():
+    a = torch.randn(3, 2, dtype=torch.float64).t().requires_grad_()
+    b = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda s, t: s * t + s, (a, b))
+    (a * b).sum().backward()
+    assert a.grad.shape == (2, 3) and b.grad.shape == (2, 3)
