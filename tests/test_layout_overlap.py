@@ -142,3 +142,14 @@ def test_binary_op_on_permuted_operands_gradients_keep_shapes():
     assert gradcheck(lambda s, t: s * t + s, (a, b))
     (a * b).sum().backward()
     assert a.grad.shape == (2, 3) and b.grad.shape == (2, 3)
+
+
+# geometry of empty views ------------------------------------------------------------------------
+
+def test_empty_views_keep_their_strides_and_offsets():
+    z = torch.zeros(0, 2)
+    assert z.stride() == (2, 1) and z.t().stride() == (1, 2) and z.t().t().stride() == (2, 1)
+    assert torch.zeros(2, 0, 3).permute(2, 0, 1).stride() == (1, 3, 3)
+    assert torch.zeros(4, 3)[4:].storage_offset() == 12
+    assert torch.zeros(3, 4)[::2, 4:].stride() == (8, 1) and torch.zeros(3, 4)[::2, 4:].storage_offset() == 4
+    assert z.t().is_contiguous() and z.t().contiguous().stride() == (1, 2)

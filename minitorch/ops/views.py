@@ -484,8 +484,7 @@ class Index(ViewOp):
             else:
                 start, stop, step = item.indices(shape[dim])
                 length = max(0, (stop - start + step - 1) // step)
-                if length:
-                    offset += start * stride[dim]
+                offset += start * stride[dim]  # an empty slice too (PyTorch: zeros(4, 3)[4:].storage_offset() == 12)
                 size.append(length)
                 new_stride.append(stride[dim] * step)
                 dim += 1
