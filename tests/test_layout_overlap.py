@@ -153,3 +153,24 @@ def test_empty_views_keep_their_strides_and_offsets():
     assert torch.zeros(4, 3)[4:].storage_offset() == 12
     assert torch.zeros(3, 4)[::2, 4:].stride() == (8, 1) and torch.zeros(3, 4)[::2, 4:].storage_offset() == 4
     assert z.t().is_contiguous() and z.t().contiguous().stride() == (1, 2)
+
+
+def test_index_add_out_of_range_error_type_depends_on_the_dim():
+    source = torch.zeros(1, 1)
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 1"):
+        torch.zeros(1, 1).index_add_(-1, torch.tensor([4]), source)  # fuzzer seed 101420
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 2"):
+        torch.zeros(2, 2).index_add_(1, torch.tensor([-1]), torch.zeros(2, 1))
+    with pytest.raises(IndexError, match="index out of range in self"):  # a middle dim
+        torch.zeros(2, 2, 2).index_add_(1, torch.tensor([9]), torch.zeros(2, 1, 2))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.zeros(2).index_add_(0, torch.tensor([9]), torch.zeros(1))
+
+
+def test_copy_into_a_view_with_other_strides_over_the_same_memory_raises():
+    w = torch.zeros(1, 1)
+    with pytest.raises(RuntimeError, match=OVERLAP):  # fuzzer seed 102135: strides (3, 1) vs (1, 1)
+        w[0:2:3] = w
+    x = torch.zeros(2)
+    x[:] = x  # same memory, same strides: allowed
+    x[:].add_(x)

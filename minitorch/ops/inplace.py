@@ -74,7 +74,7 @@ def check_no_overlap(self: Tensor, args: tuple, op_name: str) -> None:
             (a0, a1), (s0, s1) = _span(a), _span(self)
             if not (a0 < s1 and s0 < a1):
                 continue
-            full = (a0, a1) == (s0, s1)
+            full = (a0, a1) == (s0, s1) and a.stride() == self.stride()  # else PyTorch calls it partial
         if not full or op_name in _NO_OVERLAP:
             raise RuntimeError(_OVERLAP_MESSAGE)
 
