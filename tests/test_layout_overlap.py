@@ -174,3 +174,27 @@ def test_copy_into_a_view_with_other_strides_over_the_same_memory_raises():
     x = torch.zeros(2)
     x[:] = x  # same memory, same strides: allowed
     x[:].add_(x)
+
+
+def test_reductions_and_scans_are_row_major_sort_keeps_the_layout():
+    y = torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)  # (4, 2, 3), strides (1, 12, 4)
+    assert y.sum(1, keepdim=True).stride() == (3, 3, 1)
+    assert y.sum(1).stride() == (3, 1)
+    assert y.amax(1, keepdim=True).stride() == (3, 3, 1)
+    assert y.var(1, keepdim=True).stride() == (3, 3, 1)
+    assert torch.logsumexp(y, 1, keepdim=True).stride() == (3, 3, 1)
+    assert y.median(1, keepdim=True)[0].stride() == (3, 3, 1)
+    for scan in (torch.cumsum(y, 0), torch.cumprod(y, 1), torch.cummax(y, 1)[1], torch.logcumsumexp(y, 2)):
+        assert scan.stride() == (6, 3, 1)
+    values, indices = torch.sort(y, 0)  # fuzzer seed 101908
+    assert values.stride() == (1, 12, 4) and indices.stride() == (1, 12, 4)
+    assert torch.argsort(torch.arange(6.).reshape(2, 3).t(), 0).stride() == (1, 3)
+    assert values[:, 0, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        indices.view(2, -1)
+
+
+def test_sort_of_a_transposed_input_gradient():
+    x = torch.randn(3, 4, dtype=torch.float64).t().requires_grad_()
+    assert gradcheck(lambda t: torch.sort(t, 0)[0] * 2, (x,))
+    assert gradcheck(lambda t: torch.cumsum(t, 1).sum(0, keepdim=True), (x,))

@@ -77,6 +77,8 @@ def _on_0d(fn, input: Tensor, *args):
 
 # sum, mean, prod --------------------------------------------------------------------------------------
 class Sum(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim, dtype=None):
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
         return self.xp.sum(x, axis=dims, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
@@ -86,6 +88,8 @@ class Sum(Op):
 
 
 class Mean(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim, dtype=None):
         if dtype is None and x.dtype.kind not in "fc":
             raise RuntimeError(
@@ -124,6 +128,7 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
 class Prod(Op):
     """Product over one dim or all. Without zeros the gradient is ``out / x``; with zeros it is the
     product of the *other* elements, from exclusive cumprods (PyTorch's prod_safe_zeros_backward)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -184,6 +189,8 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 
 # cumulative scans -------------------------------------------------------------------------------------
 class Cumsum(Op):
+    row_major_output = True
+
     def forward(self, x, dim, dtype=None):
         self.dim = dim
         return self.xp.cumsum(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
@@ -194,6 +201,7 @@ class Cumsum(Op):
 
 class ReverseCumsum(Op):
     """``out[i] = sum(x[j] for j >= i)``: the gradient of cumsum (and cumsum is its gradient)."""
+    row_major_output = True
 
     def forward(self, x, dim):
         self.dim = dim
@@ -207,6 +215,7 @@ class ReverseCumsum(Op):
 class Cumprod(Op):
     """Running product. Without zeros the gradient is ``reverse_cumsum(grad * out) / x``; with zeros
     it is computed from the partial products that skip each element (O(n^2) per slice, still exact)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -253,6 +262,7 @@ class CumExtremum(Op):
     """cummax / cummin: the running extremum and the index it came from. A tie or a NaN moves the index to
     the newer element (PyTorch: ``isnan(x) || (!isnan(out) && x >= out)``), and once NaN the values stay NaN.
     The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add)."""
+    row_major_output = True
 
     def name(self) -> str:
         return "CummaxBackward0" if self.largest else "CumminBackward0"
@@ -295,6 +305,7 @@ def cummin(input: Tensor, dim: int):
 class Logcumsumexp(Op):
     """``log(cumsum(exp(x)))`` by a running logaddexp. Backward is PyTorch's logcumsumexp_backward: the
     positive and negative parts of grad in log space, so nothing overflows."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -350,6 +361,7 @@ class SplitAmongTies(Op):
 
 class Extremum(SplitAmongTies):
     """amax / amin (and ``max()`` / ``min()`` of all elements)."""
+    row_major_output = True
 
     def forward(self, x, dims, keepdim, largest):
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
@@ -493,6 +505,7 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 class Var(Op):
     """``sum((x - mean)^2) / max(N - correction, 0)`` (std: its square root). A divisor of 0 gives
     inf (or nan for 0/0), as in PyTorch. The std gradient is 0 where std is 0 (PyTorch's rule)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
@@ -593,6 +606,7 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
 # norm, logsumexp ------------------------------------------------------------------------------------
 class Norm(Op):
     """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -743,6 +757,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 class Logsumexp(Op):
     """``log(sum(exp(x)))`` computed as ``m + log(sum(exp(x - m)))`` with m the max (finite) value;
     the gradient is the softmax ``exp(x - out)``."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -773,11 +788,15 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 # boolean and counting reductions --------------------------------------------------------------------
 class All(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim):
         return self.xp.all(x, axis=dims, keepdims=keepdim)
 
 
 class Any(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim):
         return self.xp.any(x, axis=dims, keepdims=keepdim)
 
