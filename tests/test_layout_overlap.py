@@ -186,6 +186,8 @@ def test_reductions_and_scans_are_row_major_sort_keeps_the_layout():
     assert y.median(1, keepdim=True)[0].stride() == (3, 3, 1)
     for scan in (torch.cumsum(y, 0), torch.cumprod(y, 1), torch.cummax(y, 1)[1], torch.logcumsumexp(y, 2)):
         assert scan.stride() == (6, 3, 1)
+    assert y.masked_fill(y > 3, 0.0).stride() == (6, 3, 1)  # a contiguous clone, filled
+    assert y.roll(1, 0).stride() == (6, 3, 1) and y.triu().stride() == (6, 3, 1)
     values, indices = torch.sort(y, 0)  # fuzzer seed 101908
     assert values.stride() == (1, 12, 4) and indices.stride() == (1, 12, 4)
     assert torch.argsort(torch.arange(6.).reshape(2, 3).t(), 0).stride() == (1, 3)

@@ -197,6 +197,8 @@ def flipud(input: Tensor) -> Tensor:
 
 
 class Roll(Op):
+    row_major_output = True
+
     def forward(self, x, shifts, dims):
         self.shifts, self.dims = shifts, dims
         return self.xp.roll(x, shifts, axis=dims)
@@ -223,6 +225,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 class Triangle(Op):
     """Zeros outside the lower (``upper=False``) or upper triangle of the last two dims."""
+
+    row_major_output = True
 
     def name(self) -> str:
         return "TriuBackward0" if self.upper else "TrilBackward0"
