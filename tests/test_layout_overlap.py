@@ -200,3 +200,18 @@ def test_sort_of_a_transposed_input_gradient():
     x = torch.randn(3, 4, dtype=torch.float64).t().requires_grad_()
     assert gradcheck(lambda t: torch.sort(t, 0)[0] * 2, (x,))
     assert gradcheck(lambda t: torch.cumsum(t, 1).sum(0, keepdim=True), (x,))
+
+
+def test_expand_new_size_one_dims_get_row_major_strides():
+    assert torch.zeros(3).expand(1, 1, 3).stride() == (3, 3, 1)
+    assert torch.zeros(3, 1).expand(2, 1, 3, 4).stride() == (0, 3, 1, 0)
+    assert torch.zeros(2, 3).t().expand(1, 3, 2).stride() == (3, 1, 3)
+    assert torch.zeros(3).expand(0, 1, 3).stride() == (0, 3, 1)
+    assert torch.tensor(1.0).expand(1, 1).stride() == (0, 0)  # a 0-d tensor expands with stride 0
+
+
+def test_setitem_of_a_view_with_itself_is_allowed():
+    v = torch.zeros(1, 1).transpose(0, -1)  # fuzzer seed 102004
+    v[:] = v
+    v[0] = v[0]
+    assert v.tolist() == [[0.0]]

@@ -598,20 +598,25 @@ def setitem(self: Tensor, index, value) -> None:
     As in PyTorch (and unlike ``copy_``), a tensor value first loses its leading size-1 dims, then
     broadcasts to the indexed shape: ``logits[0] = torch.ones(1, 27)`` fills a row of 27."""
     _check_assignable(self, value)
-    if isinstance(value, Tensor) and value.dim() and value._array.shape[0] == 1:
-        shape = value._array.shape
-        lead = 0
-        while lead < len(shape) and shape[lead] == 1:
-            lead += 1
-        value = value.view(shape[lead:])
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
         target = Index.apply(self, basic)
-        if isinstance(value, Tensor) and value._array.shape != target._array.shape:
-            value = value.expand(target._array.shape)  # PyTorch's expand errors when it does not fit
+        if isinstance(value, Tensor) and value._array.shape != target._array.shape:  # else copied as it is
+            value = _without_leading_ones(value).expand(target._array.shape)  # expand errors when it does not fit
         copy_(target, value)
     else:
+        if isinstance(value, Tensor):
+            value = _without_leading_ones(value)
         run_inplace(self, _assign, (index, value), {}, "index_put_")
+
+
+def _without_leading_ones(value: Tensor) -> Tensor:
+    """``value`` viewed without its leading size-1 dims (PyTorch's slicePrefix1sSize)."""
+    shape = value._array.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.view(shape[lead:]) if lead else value
 
 
 Tensor.index_put_ = index_put_

@@ -371,6 +371,11 @@ class Expand(ViewOp):
                     f"The expanded size of the tensor ({want}) must match the existing size ({have}) at "
                     f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
                 )
+        # A new size-1 dim gets the stride row-major order gives it (PyTorch's inferExpandGeometry; a 0-d
+        # tensor's expansion has stride 0 everywhere).
+        for i in reversed(range(lead if shape else 0)):
+            if new_shape[i] == 1:
+                new_stride[i] = new_shape[i + 1] * new_stride[i + 1] if i + 1 < len(sizes) else 1
         return tuple(new_shape), tuple(new_stride), offset
 
     def backward(self, grad):
