@@ -215,3 +215,32 @@ def test_setitem_of_a_view_with_itself_is_allowed():
     v[:] = v
     v[0] = v[0]
     assert v.tolist() == [[0.0]]
+
+
+def test_setitem_of_a_0d_value_fills_without_an_overlap_check():
+    v = torch.tensor(0.5)  # fuzzer seeds 2650, 3893: v[None] = v
+    v[None] = v
+    assert v.item() == 0.5
+    e = torch.tensor(0.0).expand(2)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        e.fill_(torch.tensor(1.0))  # fill_(Tensor) still refuses an expanded tensor
+    x = torch.zeros(3)
+    s = torch.tensor(2.0, requires_grad=True)
+    x[1:] = s
+    x.sum().backward()
+    assert x.tolist() == [0.0, 2.0, 2.0] and s.grad.item() == 2.0
+
+
+def test_index_add_and_index_select_of_an_empty_tensor():
+    x = torch.zeros(0, 2)
+    assert x.index_add_(0, torch.tensor([0]), torch.zeros(1, 2)).shape == (0, 2)  # the indices are not read
+    source = torch.ones(1, 0, dtype=torch.float64, requires_grad=True)  # fuzzer seed 1679
+    y = torch.zeros(0, 0, dtype=torch.float64).index_add(0, torch.tensor([0]), source, alpha=0.0)
+    with pytest.raises(RuntimeError, match="index_select\\(\\): self indexing axis dim should be positive"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="self indexing axis dim should be positive"):
+        torch.zeros(0, 2).index_select(0, torch.tensor([0]))
+    with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=5 axis_dim=2"):
+        torch.zeros(2, 0).index_select(0, torch.tensor([5]))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.zeros(0).index_select(0, torch.tensor([0]))

@@ -63,6 +63,8 @@ def _span(t: Tensor) -> tuple:
 def check_no_overlap(self: Tensor, args: tuple, op_name: str) -> None:
     """Raise if a tensor argument shares memory with ``self`` (PyTorch's get_overlap_status: ranges of dense
     tensors are compared; an overlap PyTorch cannot decide, of a non-dense tensor, is let through)."""
+    if op_name == "fill_":  # a 0-d value is read once, before any write
+        return
     for a in args:
         if not isinstance(a, Tensor) or a._storage is not self._storage:
             continue
@@ -498,7 +500,9 @@ def fill_(self: Tensor, value) -> Tensor:
             f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
         )
     if isinstance(value, Tensor):
-        return copy_(self, value)
+        check_inplace(self, False)  # fill_(Tensor) refuses an expanded self, as PyTorch's (fill_(number) does not)
+        if value.device != self.device:
+            value = value.to(self.device)
     return run_inplace(self, Copy.apply, (value,), {}, "fill_")
 
 
@@ -601,7 +605,11 @@ def setitem(self: Tensor, index, value) -> None:
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
         target = Index.apply(self, basic)
-        if isinstance(value, Tensor) and value._array.shape != target._array.shape:  # else copied as it is
+        # PyTorch's copy_to: a value of the target's shape is copied as it is, a 0-d one fills it
+        if isinstance(value, Tensor) and value._array.shape != target._array.shape:
+            if not value._array.shape:
+                fill_(target, value)
+                return
             value = _without_leading_ones(value).expand(target._array.shape)  # expand errors when it does not fit
         copy_(target, value)
     else:
