@@ -137,9 +137,10 @@ def check_broadcast(op_name: str, *operands) -> None:
 def in_operands_layout(result, operands, xp):
     """``result`` laid out as PyTorch's TensorIterator lays out the output of ``operands``: dims ordered by
     the first operand's strides, a later operand deciding where an earlier one is broadcast or ambiguous
-    (numpy's order 'K' falls back to row-major when operands disagree). Row-major operands: nothing to do."""
+    (numpy's order 'K' falls back to row-major when operands disagree, and kernels built from several numpy
+    calls may return row-major results). Row-major operands: nothing to do."""
     arrays = [x for x in operands if type(x) is xp.ndarray and x.ndim]
-    if len(arrays) < 2 or all(x.flags.c_contiguous for x in arrays):
+    if not arrays or all(x.flags.c_contiguous for x in arrays):
         return result
     shape, ndim = result.shape, result.ndim
     strides = []
@@ -192,7 +193,7 @@ class Elementwise(Op):
         token = state[0].set(state[1]) if state is not None else None
         try:
             result = self.compute(*operands, **params)
-            if len(operands) > 1 and type(result) is self.backend.ndarray and result.ndim > 1:
+            if type(result) is self.backend.ndarray and result.ndim > 1:
                 result = in_operands_layout(result, operands, self.backend.xp)
             return result
         except ValueError:
