@@ -13,7 +13,7 @@ import secrets
 from . import _dtype
 from ._device import CPU, as_device
 from .backends import backend_for
-from .creation import _shape, check_allocation
+from .creation import _dense_order, _shape, check_allocation
 from .ops.promotion import broadcast_shapes
 from .tensor import Tensor, from_array
 
@@ -252,14 +252,27 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     return _wrap(array, gen, dtype or _dtype.int64, requires_grad)
 
 
+def _like(input: Tensor, make, requires_grad: bool) -> Tensor:
+    """``make(shape)`` in ``input``'s dense permuted layout (PyTorch's preserve_format: the random values are
+    drawn in memory order, so ``rand_like(x.t())`` is transposed as ``x.t()`` is)."""
+    order = _dense_order(input)
+    if order is None:
+        t = make(tuple(input.shape))
+    else:
+        t = make(tuple(input.shape[d] for d in order))
+        inverse = sorted(range(len(order)), key=order.__getitem__)
+        t = from_array(t._array.transpose(inverse), t._storage.backend, t._storage.device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
 def rand_like(input: Tensor,
               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    return _like(input, lambda s: rand(s, dtype=dtype or input.dtype, device=device or input.device), requires_grad)
 
 
 def randn_like(input: Tensor,
                *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    return _like(input, lambda s: randn(s, dtype=dtype or input.dtype, device=device or input.device), requires_grad)
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None, requires_grad=False, layout=None,
@@ -267,8 +280,8 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None, re
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+    return _like(input, lambda s: randint(low, high, s, dtype=dtype or input.dtype, device=device or input.device),
+                 requires_grad)
 
 
 def _operand(name: str, value, gen: Generator):

@@ -115,7 +115,7 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         array = self._array
-        if array.size == 0:  # numpy reports 0 for empty arrays; PyTorch reports row-major strides
+        if array.size == 0 and not any(array.strides):  # numpy's fresh empty arrays: PyTorch's are row-major
             from .ops.views import contiguous_strides
 
             strides = contiguous_strides(array.shape)

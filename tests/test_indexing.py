@@ -355,8 +355,10 @@ def test_index_dim_errors(device):
         x.index_select(0, torch.tensor([0.0], device=device))
     with pytest.raises(IndexError, match="Index is supposed to be a vector"):
         x.index_select(0, torch.zeros(1, 1, dtype=torch.int64, device=device))
-    with pytest.raises(RuntimeError, match=r"index_add\(\): source of shape \[2, 4\]"):
+    with pytest.raises(RuntimeError, match=r"Number of indices \(1\) should be equal to source.size\(dim\): \(2\)"):
         x.index_add(0, torch.tensor([0], device=device), torch.ones(2, 4, device=device))
+    with pytest.raises(RuntimeError, match=r"index_add\(\): source of shape \[1, 5\]"):
+        x.index_add(0, torch.tensor([0], device=device), torch.ones(1, 5, device=device))
     with pytest.raises(RuntimeError, match="must have the same scalar type"):
         x.index_add(0, torch.tensor([0], device=device), torch.ones(1, 4, dtype=torch.float64, device=device))
     with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 1 with size 4"):

@@ -48,8 +48,8 @@ class NumpyBackend(ArrayBackend):
 
     def as_strided(self, buffer, size, stride, offset):
         itemsize = buffer.itemsize
-        if 0 in size:  # no elements: any offset and strides describe it; numpy wants them inside the buffer
-            offset, stride = 0, (0,) * len(size)
+        if 0 in size:  # no elements: numpy wants the offset inside the buffer; the strides are kept (stride())
+            offset = 0
         return np.ndarray(
             size,
             dtype=buffer.dtype,

@@ -236,7 +236,13 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
         value = tensor(value, dtype=input.dtype, device=input.device)
     # out of place, input and mask broadcast together (PyTorch); masked_fill_ checks the result fits the input
-    return Where.apply(mask, value, input)
+    return MaskedFill.apply(mask, value, input)
+
+
+class MaskedFill(Where):
+    """``where(mask, value, input)``, row-major: PyTorch fills a contiguous clone of the broadcast input."""
+
+    row_major_output = True
 
 
 class IsClose(Elementwise):

@@ -33,8 +33,10 @@ def to_copy(x: Tensor, device: Device, dtype=None) -> Tensor:
 
 
 class Clone(Op):
-    def forward(self, x, memory_format=None):
-        return x.copy()
+    """A copy; order 'K' keeps a permuted layout, as PyTorch's preserve_format (``x.t().clone()`` stays transposed)."""
+
+    def forward(self, x, order="K"):
+        return x.copy(order=order)
 
     def backward(self, grad):
         return grad
@@ -47,7 +49,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     """``input`` itself when row-major already, else a row-major copy."""
-    return input if input.is_contiguous() else Clone.apply(input)
+    return input if input.is_contiguous() else Clone.apply(input, "C")
 
 
 Tensor.clone = clone

@@ -78,7 +78,8 @@ def _check_index(op: str, input: Tensor, dim: int, index: Tensor, src=None) -> i
     return dim
 
 
-def _index_array(op: str, input: Tensor, index: Tensor, size: int, *, wrap: bool, message: str | None = None):
+def _index_array(op: str, input: Tensor, index: Tensor, size: int, *, wrap: bool, message: str | None = None,
+                 error: type = IndexError):
     """``index`` as an int64 array on ``input``'s device, bounds-checked against ``size`` (negative
     values wrapped when ``wrap``); always a fresh array the caller's op may keep."""
     if not isinstance(index, Tensor):
@@ -95,7 +96,7 @@ def _index_array(op: str, input: Tensor, index: Tensor, size: int, *, wrap: bool
         low, high = int(array.min()), int(array.max())
         bad = high if high >= size else (low if low < (-size if wrap else 0) else None)
         if bad is not None:
-            raise IndexError(message.format(index=bad) if message else
+            raise error(message.format(index=bad) if message else
                              f"index {bad} is out of bounds for dimension with size {size}")
         if wrap and low < 0:
             array = backend.xp.where(array < 0, array + size, array)
@@ -526,10 +527,17 @@ class IndexAdd(Op):
     def forward(self, x, source, index, dim, alpha):
         self.index, self.dim, self.alpha = index, dim, alpha
         out = x.copy()
+        if index is None:  # nothing to add to (an empty input): the indices are not looked at
+            self.source_shape, self.empty_dim = source.shape, x.shape[dim] == 0 and source.shape[dim] > 0
+            return out
         self.backend.index_add(out, _along(dim, index), (source if alpha == 1 else source * alpha).astype(x.dtype))
         return out
 
     def backward(self, grad):
+        if self.index is None:  # PyTorch's backward is index_select(grad, dim, index), which refuses this
+            if self.empty_dim:
+                raise RuntimeError(_EMPTY_AXIS)
+            return grad, grad.new_zeros(self.source_shape)
         grad_source = IndexSelect.apply(grad, index=self.index, dim=self.dim)
         return grad, grad_source if self.alpha == 1 else grad_source * self.alpha
 
@@ -570,19 +578,32 @@ def _check_long(op: str, index) -> None:
         raise error(f"{op}(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
 
 
-def _along_dim_args(op: str, input: Tensor, dim: int, index: Tensor, *, wrap: bool):
-    """Wrapped dim and a checked 1-D index array for the index_* family (0-d inputs act as 1-D)."""
+def _along_dim_args(op: str, input: Tensor, dim: int, index: Tensor, *, wrap: bool, error: type = IndexError,
+                    message: str | None = None):
+    """Wrapped dim and a checked 1-D index array for the index_* family (0-d inputs act as 1-D). ``error``:
+    a RuntimeError names the index out of range (index_add_ along some dims)."""
     dim = wrap_dim(dim, input.dim())
     if not isinstance(index, Tensor) or index.dim() > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector")
     size = input._array.shape[dim] if input.dim() else 1
-    message = f"index {{index}} is out of bounds for dimension {dim} with size {size}" if wrap else (
-        "index out of range in self")
-    return dim, _index_array(op, input, index, size, wrap=wrap, message=message).reshape(-1)
+    if message is None:
+        message = f"index {{index}} is out of bounds for dimension {dim} with size {size}" if wrap or (
+            error is not IndexError) else "index out of range in self"
+    return dim, _index_array(op, input, index, size, wrap=wrap, message=message, error=error).reshape(-1)
+
+
+_EMPTY_AXIS = "index_select(): self indexing axis dim should be positive"
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """The slices of ``input`` at ``index`` along ``dim`` (repeats allowed; the gradient adds them)."""
+    """The slices of ``input`` at ``index`` along ``dim`` (repeats allowed; the gradient adds them).
+    An empty input of 2+ dims goes through another PyTorch kernel, with other errors (RuntimeErrors)."""
+    if input.dim() > 1 and input.numel() == 0 and isinstance(index, Tensor) and index.numel():
+        size = input.shape[wrap_dim(dim, input.dim())]
+        if size == 0:
+            raise RuntimeError(_EMPTY_AXIS)
+        _along_dim_args("index_select", input, dim, index, wrap=False, error=RuntimeError,
+                        message="INDICES element is out of DATA bounds, id={index} axis_dim=" + str(size))
     dim, array = _along_dim_args("index_select", input, dim, index, wrap=False)
     if input.dim() == 0:  # PyTorch: exactly one index, and a 0-dim result
         if index.numel() != 1:
@@ -607,8 +628,21 @@ def _check_source(op: str, input: Tensor, dim: int, index, source: Tensor) -> No
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``; repeats add up."""
-    dim, array = _along_dim_args("index_add", input, dim, index, wrap=False)
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``; repeats add up.
+    As in PyTorch, the index count is checked before the index range (a RuntimeError, not an IndexError)."""
+    if isinstance(index, Tensor) and index.dim() <= 1 and isinstance(source, Tensor):
+        d = wrap_dim(dim, input.dim())
+        available = source._array.shape[d] if source.dim() else 1
+        if index.numel() != available:
+            raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal to "
+                               f"source.size(dim): ({available}), for dim: {d}")
+    # PyTorch's CPU kernel names an index out of range along the first or last dim of a 2+-dim tensor
+    # (a RuntimeError); along a middle dim, or of a 1-dim tensor, it is "index out of range in self".
+    outer = input.dim() > 1 and wrap_dim(dim, input.dim()) in (0, input.dim() - 1)
+    error = RuntimeError if outer else IndexError
+    if input.dim() > 1 and input.numel() == 0:  # PyTorch's kernel returns before it reads the indices
+        return IndexAdd.apply(input, source, index=None, dim=wrap_dim(dim, input.dim()), alpha=alpha)
+    dim, array = _along_dim_args("index_add", input, dim, index, wrap=False, error=error)
     _check_source("index_add", input, dim, array, source)
     if input.dim() == 0:
         return IndexAdd.apply(input.reshape(1), source.reshape(-1), index=array, dim=0, alpha=alpha).reshape(())

@@ -42,6 +42,51 @@ def _any_requires_grad(args) -> bool:
     return any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
+# In-place ops PyTorch allows on a tensor whose elements share memory (an expanded one): each writes one value
+# wherever an element lives (a fill with a number; masked_fill_, index_fill_ and index_put_ warn and go ahead).
+_OVERLAP_ALLOWED = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_", "index_put_"})
+# In-place ops whose source may not share any memory with the destination, not even all of it (PyTorch's
+# assert_no_overlap); the others refuse only a partial overlap (``x.add_(x)`` is fine, ``x[1:].add_(x[:-1])`` not).
+_NO_OVERLAP = frozenset({"index_add_", "index_copy_", "scatter_", "scatter_add_"})
+_OVERLAP_MESSAGE = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+
+
+def _span(t: Tensor) -> tuple:
+    """The storage range ``[start, end)`` a non-empty tensor's elements lie in."""
+    start = t._offset
+    return start, start + 1 + sum((n - 1) * s for n, s in zip(t._array.shape, t.stride()))
+
+
+def check_no_overlap(self: Tensor, args: tuple, op_name: str) -> None:
+    """Raise if a tensor argument shares memory with ``self`` (PyTorch's get_overlap_status: ranges of dense
+    tensors are compared; an overlap PyTorch cannot decide, of a non-dense tensor, is let through)."""
+    if op_name == "fill_":  # a 0-d value is read once, before any write
+        return
+    for a in args:
+        if not isinstance(a, Tensor) or a._storage is not self._storage:
+            continue
+        if a is self:
+            full = True
+        elif not a._array.size or not self._array.size or not _is_dense(a) or not _is_dense(self):
+            continue
+        else:
+            (a0, a1), (s0, s1) = _span(a), _span(self)
+            if not (a0 < s1 and s0 < a1):
+                continue
+            full = (a0, a1) == (s0, s1) and a.stride() == self.stride()  # else PyTorch calls it partial
+        if not full or op_name in _NO_OVERLAP:
+            raise RuntimeError(_OVERLAP_MESSAGE)
+
+
+def _is_dense(t: Tensor) -> bool:
+    """Non-overlapping and dense: its elements fill their storage range exactly."""
+    start, end = _span(t)
+    return end - start == t._array.size and not _overlaps(t._array.shape, t.stride())
+
+
 def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -> None:
     """PyTorch's checks that keep in-place writes sound (VariableTypeUtils check_inplace and
     handle_view_on_rebase). The first two hold always; the rest only when the write is recorded.
@@ -138,7 +183,9 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
     """``self`` overwritten with ``fn(self, *args, **kwargs)``, with autograd told what happened."""
     recording = grad_mode.state.enabled and (self.requires_grad or _any_requires_grad(args))
     base = self._meta.base if self._meta is not None else None
-    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad))
+    check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad),
+                  op_name not in _OVERLAP_ALLOWED)
+    check_no_overlap(self, args, op_name)
     if not recording:
         with grad_mode.no_grad():
             result = fn(self, *args, **kwargs)
@@ -361,6 +408,8 @@ def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
     else:
         return False
     check_inplace(self, False)
+    if isinstance(other, Tensor) and other._storage is self._storage:
+        check_no_overlap(self, (other,), "")
     xp = self._storage.backend.xp
     if alpha != 1:
         operand = operand * alpha
@@ -453,11 +502,15 @@ def fill_(self: Tensor, value) -> Tensor:
         raise RuntimeError(
             f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
         )
-    return copy_(self, value)
+    if isinstance(value, Tensor):
+        check_inplace(self, False)  # fill_(Tensor) refuses an expanded self, as PyTorch's (fill_(number) does not)
+        if value.device != self.device:
+            value = value.to(self.device)
+    return run_inplace(self, Copy.apply, (value,), {}, "fill_")
 
 
 def zero_(self: Tensor) -> Tensor:
-    return copy_(self, 0)
+    return run_inplace(self, Copy.apply, (0,), {}, "zero_")
 
 
 def _random_fill(draw):
@@ -552,20 +605,29 @@ def setitem(self: Tensor, index, value) -> None:
     As in PyTorch (and unlike ``copy_``), a tensor value first loses its leading size-1 dims, then
     broadcasts to the indexed shape: ``logits[0] = torch.ones(1, 27)`` fills a row of 27."""
     _check_assignable(self, value)
-    if isinstance(value, Tensor) and value.dim() and value._array.shape[0] == 1:
-        shape = value._array.shape
-        lead = 0
-        while lead < len(shape) and shape[lead] == 1:
-            lead += 1
-        value = value.view(shape[lead:])
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
         target = Index.apply(self, basic)
+        # PyTorch's copy_to: a value of the target's shape is copied as it is, a 0-d one fills it
         if isinstance(value, Tensor) and value._array.shape != target._array.shape:
-            value = value.expand(target._array.shape)  # PyTorch's expand errors when it does not fit
+            if not value._array.shape:
+                fill_(target, value)
+                return
+            value = _without_leading_ones(value).expand(target._array.shape)  # expand errors when it does not fit
         copy_(target, value)
     else:
+        if isinstance(value, Tensor):
+            value = _without_leading_ones(value)
         run_inplace(self, _assign, (index, value), {}, "index_put_")
+
+
+def _without_leading_ones(value: Tensor) -> Tensor:
+    """``value`` viewed without its leading size-1 dims (PyTorch's slicePrefix1sSize)."""
+    shape = value._array.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.view(shape[lead:]) if lead else value
 
 
 Tensor.index_put_ = index_put_

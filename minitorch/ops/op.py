@@ -30,6 +30,10 @@ class Op(Node):
     #   shape: the arithmetic then gives each input's gradient exactly, and the engine checks nothing.
     __slots__ = ("backend", "device", "_arrays", "_uniform")
 
+    # PyTorch allocates this op's outputs row-major whatever the input's layout (reductions, scans); numpy's
+    # would follow the input's strides, so wrap copies a permuted result (view() then succeeds as in PyTorch).
+    row_major_output: bool = False
+
     save_inputs: tuple = ()
     save_output: bool = False
     # {i: (j, ...)}: save input i only if one of inputs j requires grad, as PyTorch saves only the inputs that the
@@ -88,6 +92,8 @@ class Op(Node):
 
     def wrap(self, array) -> Tensor:
         """A Tensor owning ``array`` (a fresh kernel result) on this op's device."""
+        if self.row_major_output and not array.flags.c_contiguous:
+            array = array.copy()
         return from_array(array, self.backend, self.device)
 
     def _record(self, args, outputs) -> None:

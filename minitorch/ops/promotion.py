@@ -134,6 +134,53 @@ def check_broadcast(op_name: str, *operands) -> None:
         raise RuntimeError(f"{error} ({op_name}: shapes {listed})") from None
 
 
+def in_operands_layout(result, operands, xp):
+    """``result`` laid out as PyTorch's TensorIterator lays out the output of ``operands``: dims ordered by
+    the first operand's strides, a later operand deciding where an earlier one is broadcast or ambiguous
+    (numpy's order 'K' falls back to row-major when operands disagree, and kernels built from several numpy
+    calls may return row-major results). Row-major operands: nothing to do."""
+    arrays = [x for x in operands if type(x) is xp.ndarray and x.ndim]
+    if not arrays or all(x.flags.c_contiguous for x in arrays):
+        return result
+    shape, ndim = result.shape, result.ndim
+    strides = []
+    for x in arrays:
+        lead = ndim - x.ndim
+        strides.append([0] * lead + [s if n != 1 or shape[lead + d] == 1 else 0
+                                     for d, (n, s) in enumerate(zip(x.shape, x.strides))])
+
+    def should_swap(d0, d1):  # TensorIterator::reorder_dimensions
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return result if result.flags.c_contiguous else result.copy()
+    order = perm[::-1]  # outermost first
+    inverse = sorted(range(ndim), key=order.__getitem__)
+    out = xp.empty(tuple(shape[d] for d in order), dtype=result.dtype).transpose(inverse)
+    if all(a == b for a, b, n in zip(out.strides, result.strides, shape) if n > 1):
+        return result
+    out[...] = result
+    return out
+
+
 class Elementwise(Op):
     """An op whose kernel broadcasts its operands. Subclasses define ``compute`` (what ``forward`` would
     be); this ``forward`` runs it with floating-point warnings off and reports broadcasting errors."""
@@ -145,7 +192,10 @@ class Elementwise(Op):
         state = self.backend.quiet_fp_state  # silences numpy's divide/overflow warnings, as PyTorch is silent
         token = state[0].set(state[1]) if state is not None else None
         try:
-            return self.compute(*operands, **params)
+            result = self.compute(*operands, **params)
+            if type(result) is self.backend.ndarray and result.ndim > 1:
+                result = in_operands_layout(result, operands, self.backend.xp)
+            return result
         except ValueError:
             check_broadcast(self.name().removesuffix("Backward0").lower(), *operands)
             raise

@@ -79,6 +79,8 @@ def _on_0d(fn, input: Tensor, *args):
 
 # sum, mean, prod --------------------------------------------------------------------------------------
 class Sum(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim, dtype=None):
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
         return self.backend.sum(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
@@ -88,6 +90,8 @@ class Sum(Op):
 
 
 class Mean(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim, dtype=None):
         if dtype is None and x.dtype.kind not in "fc":
             raise RuntimeError(
@@ -126,6 +130,7 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
 class Prod(Op):
     """Product over one dim or all. Without zeros the gradient is ``out / x``; with zeros it is the
     product of the *other* elements, from exclusive cumprods (PyTorch's prod_safe_zeros_backward)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -186,6 +191,8 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 
 # cumulative scans -------------------------------------------------------------------------------------
 class Cumsum(Op):
+    row_major_output = True
+
     def forward(self, x, dim, dtype=None):
         self.dim = dim
         return self.xp.cumsum(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
@@ -196,6 +203,7 @@ class Cumsum(Op):
 
 class ReverseCumsum(Op):
     """``out[i] = sum(x[j] for j >= i)``: the gradient of cumsum (and cumsum is its gradient)."""
+    row_major_output = True
 
     def forward(self, x, dim):
         self.dim = dim
@@ -212,6 +220,7 @@ class Cumprod(Op):
     elements up to the first zero get a gradient), and under create_graph the products that skip each element
     (O(n^2) per slice, one index of dim at a time as PyTorch, differentiable). Both agree for finite inputs;
     like PyTorch's, they may differ between NaN, inf and 0 when the input has infinities."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -283,6 +292,7 @@ class CumExtremum(Op):
     """cummax / cummin: the running extremum and the index it came from. A tie or a NaN moves the index to
     the newer element (PyTorch: ``isnan(x) || (!isnan(out) && x >= out)``), and once NaN the values stay NaN.
     The gradient goes to those indices (PyTorch's cummaxmin_backward, a scatter_add, which saves the input too)."""
+    row_major_output = True
 
     save_inputs = (0,)
 
@@ -329,6 +339,7 @@ def cummin(input: Tensor, dim: int):
 class Logcumsumexp(Op):
     """``log(cumsum(exp(x)))`` by a running logaddexp. Backward is PyTorch's logcumsumexp_backward: the
     positive and negative parts of grad in log space, so nothing overflows."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -392,6 +403,7 @@ class SplitAmongTies(Op):
 
 class Extremum(SplitAmongTies):
     """amax / amin, and ``max()`` / ``min()`` of all elements (``evenly``)."""
+    row_major_output = True
 
     def forward(self, x, dims, keepdim, largest, evenly=False):
         self.input_shape, self.dims, self.keepdim, self.evenly = x.shape, dims, keepdim, evenly
@@ -537,6 +549,7 @@ class Var(Op):
     """``sum((x - mean)^2) / max(N - correction, 0)`` (std: its square root). A divisor of 0 gives
     inf (nan for 0/0 and for a nan sum of squares, as from an infinite x), as in PyTorch. The std gradient is
     0 where std is 0 (PyTorch's rule)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
@@ -638,6 +651,7 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, c
 class Norm(Op):
     """Vector p-norm over ``dims``; gradients follow PyTorch's norm_backward (0 where the norm is 0; its second
     derivative there is nan, as PyTorch's: the norm has none at 0)."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -789,6 +803,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 class Logsumexp(Op):
     """``log(sum(exp(x)))`` computed as ``m + log(sum(exp(x - m)))`` with m the max (finite) value;
     the gradient is the softmax ``exp(x - out)``."""
+    row_major_output = True
 
     save_inputs = (0,)
     save_output = True
@@ -819,11 +834,15 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 # boolean and counting reductions --------------------------------------------------------------------
 class All(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim):
         return self.xp.all(x, axis=dims, keepdims=keepdim)
 
 
 class Any(Op):
+    row_major_output = True
+
     def forward(self, x, dims, keepdim):
         return self.xp.any(x, axis=dims, keepdims=keepdim)
 

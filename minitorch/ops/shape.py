@@ -12,6 +12,7 @@ import math
 import warnings
 
 from ..tensor import Tensor, wrap_dim
+from .conversion import Clone
 from .op import Op
 from .promotion import promote
 from .views import int_list
@@ -62,8 +63,8 @@ def cat(tensors, dim: int = 0) -> Tensor:
     1-D empty tensors are skipped whatever their neighbours' shapes."""
     tensors = _tensor_list("cat", tensors)
     keep = [not (t.dim() == 1 and t._array.shape[0] == 0) for t in tensors]
-    if not any(keep):
-        keep = [True] * len(tensors)
+    if not any(keep):  # only legacy empty tensors: an empty result, whatever ``dim`` says (as PyTorch)
+        return Cat.apply(*tensors, dim=0, keep=(True,) * len(tensors))
     kept = [t for t, k in zip(tensors, keep) if k]
     for i, t in enumerate(tensors):
         if keep[i] and t.dim() == 0:
@@ -149,7 +150,7 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     interleaved = input.reshape(tuple(x for n in shape for x in (1, n)))
     out = interleaved.expand(tuple(x for r, n in zip(sizes, shape) for x in (r, n)))
     out = out.reshape(tuple(r * n for r, n in zip(sizes, shape)))
-    return out.clone() if out._storage is input._storage else out
+    return Clone.apply(out, "C") if out._storage is input._storage else out  # a row-major copy, as PyTorch's
 
 
 def tile(input: Tensor, *args, dims=None) -> Tensor:
@@ -196,6 +197,8 @@ def flipud(input: Tensor) -> Tensor:
 
 
 class Roll(Op):
+    row_major_output = True
+
     def forward(self, x, shifts, dims):
         self.shifts, self.dims = shifts, dims
         return self.xp.roll(x, shifts, axis=dims)
@@ -222,6 +225,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 class Triangle(Op):
     """Zeros outside the lower (``upper=False``) or upper triangle of the last two dims."""
+
+    row_major_output = True
 
     def name(self) -> str:
         return "TriuBackward0" if self.upper else "TrilBackward0"

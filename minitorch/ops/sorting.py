@@ -36,9 +36,21 @@ def _positions(xp, index, dim: int, start: int, stop: int):
 
 
 class Sort(SelectAlongDim):
+    """Values and indices laid out as the input is (PyTorch's preserve_format; numpy's are row-major)."""
+
     def forward(self, x, dim, descending, stable):
         index = argsort_array(self.xp, x, dim, descending, stable).astype(self.backend.array_dtype(_dtype.int64))
-        return self.pick(x, index, dim, True)
+        values, index = self.pick(x, index, dim, True)
+        if x.flags.c_contiguous:
+            return values, index
+        return _in_layout_of(self.xp, x, values), _in_layout_of(self.xp, x, index)
+
+
+def _in_layout_of(xp, x, result):
+    """``result`` (shaped like ``x``) copied into an array with ``x``'s order of strides."""
+    out = xp.empty_like(x, dtype=result.dtype)
+    out[...] = result
+    return out
 
 
 class Topk(SelectAlongDim):
@@ -55,6 +67,8 @@ class Kthvalue(SelectAlongDim):
 
 class MedianAlongDim(SelectAlongDim):
     """The lower median along ``dim`` and its index; a slice with NaN gives its first NaN."""
+
+    row_major_output = True
 
     def forward(self, x, dim, keepdim):
         xp = self.xp

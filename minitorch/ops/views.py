@@ -233,7 +233,7 @@ def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
         return View.apply(input, new_shape)
     if view_strides(input._array.shape, input.stride(), new_shape) is not None:
         return View.apply(input, new_shape)
-    copied = View.apply(input.clone(), new_shape)
+    copied = View.apply(input.contiguous(), new_shape)  # PyTorch: clone(contiguous_format)
     copied._meta.base = None  # a copy, not a view: `_base` is None, as in PyTorch
     return copied
 
@@ -371,6 +371,11 @@ class Expand(ViewOp):
                     f"The expanded size of the tensor ({want}) must match the existing size ({have}) at "
                     f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
                 )
+        # A new size-1 dim gets the stride row-major order gives it (PyTorch's inferExpandGeometry; a 0-d
+        # tensor's expansion has stride 0 everywhere).
+        for i in reversed(range(lead if shape else 0)):
+            if new_shape[i] == 1:
+                new_stride[i] = new_shape[i + 1] * new_stride[i + 1] if i + 1 < len(sizes) else 1
         return tuple(new_shape), tuple(new_stride), offset
 
     def backward(self, grad):
@@ -484,8 +489,7 @@ class Index(ViewOp):
             else:
                 start, stop, step = item.indices(shape[dim])
                 length = max(0, (stop - start + step - 1) // step)
-                if length:
-                    offset += start * stride[dim]
+                offset += start * stride[dim]  # an empty slice too (PyTorch: zeros(4, 3)[4:].storage_offset() == 12)
                 size.append(length)
                 new_stride.append(stride[dim] * step)
                 dim += 1

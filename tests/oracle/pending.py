@@ -66,27 +66,6 @@ def _step_op(outcome):
 # Known failures that depend on the data or on a combination of ops (so no op can be left out for them):
 # (defect, predicate(program, outcome, PyTorch's namespace)). A matching failure is counted as pending, not as a disagreement.
 KNOWN_OUTCOMES = [
-    ("setitem `z[0] = ones(1, 27)` into a (8, 27) tensor (a value with extra leading size-1 dims)",
-     lambda p, o, ns: _step_op(o) == "setitem.tensor" and o.exp is None and "can't be broadcast" in _msg(o.got)),
-    ("NEW: outputs of elementwise ops on transposed/strided inputs are row-major (PyTorch's follow the "
-     "inputs' layout), so .view() succeeds where PyTorch's raises",
-     lambda p, o, ns: _step_op(o) == "view" and o.got is None and "view size is not compatible" in _msg(o.exp)),
-    ("in-place on outputs of split/chunk/unbind through a further view (PyTorch raises, minitorch allows)",
-     lambda p, o, ns: o.got is None and "output of a function that returns multiple views" in _msg(o.exp)),
-    ("NEW: in-place ops whose source overlaps the destination (x.index_add_(d, i, x)) do not raise PyTorch's "
-     "'some elements of the input tensor and the written-to tensor refer to a single memory location'",
-     lambda p, o, ns: o.got is None and "refer to a single memory location" in _msg(o.exp)),
-    ("NEW: fills (zero_, fill_, masked_fill_) of an expanded tensor raise the internal-overlap error; PyTorch "
-     "allows them (every element gets the same value)",
-     lambda p, o, ns: o.exp is None and "more than one element of the written-to tensor" in _msg(o.got)
-     and _step_op(o) in ("Tensor.zero_", "Tensor.fill_", "Tensor.masked_fill_", "setitem.scalar",
-                         "setitem.mask")),
-    ("NEW: cat does not skip legacy 1-d empty tensors (PyTorch: torch.cat([zeros(0), zeros(0)], 1) is allowed)",
-     lambda p, o, ns: _step_op(o) in ("cat", "cat.self") and o.exp is None
-     and getattr(o.got, "type", "") == "IndexError"),
-    ("NEW: index_add_ checks the index range before the index count (IndexError; PyTorch: RuntimeError)",
-     lambda p, o, ns: _step_op(o) == "Tensor.index_add_" and getattr(o.got, "type", "") == "IndexError"
-     and getattr(o.exp, "type", "") == "RuntimeError"),
     ("gradients through non-finite values (inf, nan) differ between NaN, +-inf and 0 where PyTorch's double "
      "backward is a fused formula minitorch composes differently: sigmoid, gelu, hardswish with an infinite "
      "incoming gradient; lgamma/digamma at their poles",
@@ -96,9 +75,6 @@ KNOWN_OUTCOMES = [
      "(its in-place ops then raise); minitorch does not",
      lambda p, o, ns: o.got is None and "a leaf Variable that requires grad" in _msg(o.exp)
      and any(0 in lf.data.shape for lf in p.leaves)),
-    ("NEW: index out of range in index_select raises IndexError (PyTorch: RuntimeError)",
-     lambda p, o, ns: _step_op(o) == "index_select" and getattr(o.got, "type", "") == "IndexError"
-     and getattr(o.exp, "type", "") == "RuntimeError"),
 ]
 
 

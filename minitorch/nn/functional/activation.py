@@ -434,6 +434,8 @@ class Softmax(Op):
 
     def forward(self, x, dim):
         self.dim = dim
+        if not x.flags.c_contiguous:  # PyTorch runs on input.contiguous(): the output is row-major
+            x = x.copy()
         if x.size == 0:
             return x.copy()
         e = self.xp.exp(x - x.max(axis=dim, keepdims=True))
@@ -452,6 +454,8 @@ class LogSoftmax(Op):
 
     def forward(self, x, dim):
         self.dim = dim
+        if not x.flags.c_contiguous:  # as softmax: the output is row-major
+            x = x.copy()
         if x.size == 0:
             return x.copy()
         shifted = x - x.max(axis=dim, keepdims=True)
