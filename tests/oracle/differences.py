@@ -13,4 +13,7 @@ DIFFERENCES = {
     "UNIMPLEMENTED": ("docs/differences.md, 'dtypes and numbers': derivatives PyTorch does not implement "
                       "exist in minitorch. When PyTorch's backward raises 'derivative for ... is not "
                       "implemented', the oracle stops the gradient phase (counted as unimplemented_in_pytorch)."),
+    "NON_FINITE": ("docs/differences.md, 'dtypes and numbers': gradients through infinities. A gradient that differs "
+                   "only where one side is NaN or infinite, in a program with a non-finite forward value, is "
+                   "counted (pending.KNOWN_OUTCOMES, its DELIBERATE entry), not failed."),
 }
