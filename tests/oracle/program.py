@@ -190,8 +190,9 @@ def snap(x, contig=False):
     if is_tensor(x):
         try:
             arr = x.detach().numpy().copy()
-        except RuntimeError:  # PyTorch's ZeroTensor (an efficient zero gradient) wants force=True
-            arr = x.detach().numpy(force=True).copy()
+        except RuntimeError:  # PyTorch's ZeroTensor (an efficient zero gradient): all zeros. Its
+            # numpy(force=True) can crash the process (a 0-dim float32 one did), so build the zeros here.
+            arr = np.zeros(tuple(x.shape), dtype=str(x.dtype).replace("torch.", ""))
         return {"dtype": str(x.dtype).replace("torch.", ""), "shape": tuple(x.shape),
                 "requires_grad": bool(x.requires_grad),
                 "contiguous": bool(x.is_contiguous()) if contig else None, "values": arr}
