@@ -701,3 +701,16 @@ def test_setitem_accepts_numbers():
     t = torch.zeros(4)
     t[0], t[1], t[2], t[3] = 1, 2.5, np.int64(3), True
     assert t.tolist() == [1.0, 2.5, 3.0, 1.0]
+
+
+def test_index_select_out_of_range_errors_follow_pytorchs_kernels():
+    """PyTorch 2.13: along dim 1 of a 2+-dim tensor its dim-1 kernel raises a RuntimeError; elsewhere IndexError."""
+    index = torch.tensor([9])
+    for shape, dim in [((2, 3), 1), ((2, 3), -1), ((2, 3, 4), 1)]:
+        with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=9 axis_dim=3"):
+            torch.zeros(shape).index_select(dim, index)
+    for shape, dim in [((2, 3), 0), ((3,), 0), ((2, 3, 4), 2)]:
+        with pytest.raises(IndexError, match="index out of range in self"):
+            torch.zeros(shape).index_select(dim, index)
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value, got 3 value"):
+        torch.tensor(0.0).index_select(-1, torch.tensor([1, 0, 0]))  # the count is checked before the range

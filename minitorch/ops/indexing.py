@@ -604,10 +604,15 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             raise RuntimeError(_EMPTY_AXIS)
         _along_dim_args("index_select", input, dim, index, wrap=False, error=RuntimeError,
                         message="INDICES element is out of DATA bounds, id={index} axis_dim=" + str(size))
-    dim, array = _along_dim_args("index_select", input, dim, index, wrap=False)
+    if input.dim() == 0 and isinstance(index, Tensor) and index.numel() != 1:  # counted before the range
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    if input.dim() > 1 and wrap_dim(dim, input.dim()) == 1:  # PyTorch's dim-1 kernel: a RuntimeError
+        size = input.shape[1]
+        dim, array = _along_dim_args("index_select", input, dim, index, wrap=False, error=RuntimeError,
+                                     message="INDICES element is out of DATA bounds, id={index} axis_dim=" + str(size))
+    else:
+        dim, array = _along_dim_args("index_select", input, dim, index, wrap=False)
     if input.dim() == 0:  # PyTorch: exactly one index, and a 0-dim result
-        if index.numel() != 1:
-            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
         return IndexSelect.apply(input.reshape(1), index=array.reshape(1), dim=0).reshape(())
     return IndexSelect.apply(input, index=array, dim=dim)
 
