@@ -114,7 +114,3 @@ def pending_reason(op, shape, args, dtype, scope="draw"):
         if entry.scope == scope and (entry.pred is None or entry.pred(shape, args, dtype)):
             return entry.defect
     return None
-
-
-# test_errors.py cases (by label) whose exception type is a known defect in flight
-PENDING_ERRORS = {}

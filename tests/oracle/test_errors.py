@@ -7,8 +7,6 @@ torch = pytest.importorskip("torch")
 
 import minitorch  # noqa: E402
 
-from .pending import PENDING_ERRORS  # noqa: E402
-
 # (label, source): `t` is the module, `F` its nn.functional
 CASES = [
     ("add: shapes that do not broadcast", "t.zeros(2, 3) + t.zeros(4)"),
@@ -94,13 +92,6 @@ def outcome(module, source):
 
 @pytest.mark.parametrize("label, source", CASES, ids=[c[0] for c in CASES])
 def test_exception_type_matches_pytorch(label, source):
-    if label in PENDING_ERRORS:
-        pytest.skip(f"PENDING: {PENDING_ERRORS[label]}")
     expected = outcome(torch, source)
     got = outcome(minitorch, source)
     assert got == expected, f"{source}: minitorch raises {got}, PyTorch {expected}"
-
-
-def test_pending_errors_name_cases():
-    # every PENDING entry for this file names one of its cases (a stale entry would hide nothing)
-    assert set(PENDING_ERRORS) <= {label for label, _ in CASES}
