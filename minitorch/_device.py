@@ -69,7 +69,7 @@ class device:
 
 
 def _is_registered(kind: str) -> bool:
-    from .backends.registry import is_registered
+    from ._backends.registry import is_registered
 
     return is_registered(kind)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from . import _dtype
+from ._backends import backend_for
 from ._device import CPU, device
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401 - re-exported as minitorch.*
-from .backends import backend_for
 from .tensor import Tensor
 
 _num_threads: int | None = None  # what set_num_threads asked for, when no BLAS pool can be queried

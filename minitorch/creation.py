@@ -13,8 +13,8 @@ import operator
 import warnings
 
 from . import _dtype
+from ._backends import backend_for
 from ._device import CPU, as_device
-from .backends import backend_for
 from .storage import Storage
 from .tensor import Tensor, from_array
 

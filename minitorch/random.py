@@ -11,8 +11,8 @@ import json
 import secrets
 
 from . import _dtype
+from ._backends import backend_for
 from ._device import CPU, as_device
-from .backends import backend_for
 from .creation import _dense_order, _shape, check_allocation
 from .ops.promotion import broadcast_shapes
 from .tensor import Tensor, from_array

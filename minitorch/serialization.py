@@ -23,8 +23,8 @@ from collections import OrderedDict
 from typing import Any
 
 from . import _dtype
+from ._backends import backend_for
 from ._device import CPU, device
-from .backends import backend_for
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, from_array
 

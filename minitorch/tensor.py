@@ -665,7 +665,7 @@ def _parse_to(t: Tensor, args, kwargs) -> tuple[Any, Any, bool]:
             copy = arg
     device = t.device if device is None else as_device(device)
     if device.type == "cuda" and device.index is None:
-        from .backends import backend_for
+        from ._backends import backend_for
 
         device = backend_for(device).normalize(device)
     return device, dtype, copy

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch as torch
-from minitorch.backends.meta_backend import MetaArray
+from minitorch._backends.meta_backend import MetaArray
 
 
 def meta(*shape, dtype=None):

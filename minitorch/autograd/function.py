@@ -64,7 +64,7 @@ class BackwardCFunction(FunctionCtx, Node):
         return type(self).__name__
 
     def wrap_grad(self, array, output_nr: int):
-        from ..backends import backend_for
+        from .._backends import backend_for
         from ..tensor import from_array
 
         device = self.output_meta[output_nr][2]

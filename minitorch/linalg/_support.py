@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from .._backends import backend_for
 from .._device import device
 from ..autograd import grad_mode
 from ..autograd.graph import SavedTensor
-from ..backends import backend_for
 from ..ops.blas import SCALAR_TYPE
 from ..ops.op import Op
 from ..tensor import Tensor

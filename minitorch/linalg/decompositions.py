@@ -13,7 +13,7 @@ real and raise a RuntimeError otherwise.
 
 from __future__ import annotations
 
-from ..backends import backend_for
+from .._backends import backend_for
 from ..ops.op import Op
 from ..tensor import Tensor
 from ._support import (

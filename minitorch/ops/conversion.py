@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .._backends import backend_for
 from .._device import device as Device
-from ..backends import backend_for
 from ..tensor import Tensor
 from .op import Op
 

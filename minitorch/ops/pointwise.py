@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
+from .._backends import special
 from .._dtype import scalar_type_name
-from ..backends import special
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, as_float, promote
@@ -165,7 +165,7 @@ def _erfinv(xp, x):
 
 def _in_float64(function):
     """A kernel computing ``function(xp, x)`` in float64 and rounding once to ``x``'s dtype (the special
-    functions of backends/special.py are written for float64)."""
+    functions of _backends/special.py are written for float64)."""
 
     def kernel(xp, x):
         if not _has_values(xp, x):

@@ -9,8 +9,8 @@ that mixes channels into another dim is refused (PyTorch refuses strided views o
 
 from __future__ import annotations
 
+from .._backends import backend_for
 from ..autograd import grad_mode
-from ..backends import backend_for
 from ..ops import views as view_ops
 from ..ops.conversion import Clone, ToCopy
 from ..ops.op import Op, register_non_dense

@@ -11,8 +11,8 @@ from ..tensor import Tensor
 
 def _limits(dtype: _dtype.dtype, device) -> tuple:
     """``[lowest, highest)`` of the values ``dtype`` can hold, read off the backend's array dtype."""
+    from .._backends import backend_for
     from .._device import as_device
-    from ..backends import backend_for
 
     backend = backend_for(as_device(device))
     xp = backend.xp

@@ -1,4 +1,5 @@
-"""minitorch.utils: ``benchmark`` (Timer, Measurement) and ``data`` (datasets and loaders).
+"""minitorch.utils: ``benchmark`` (Timer, Measurement), ``data`` (datasets and loaders) and
+``backend_registration`` (adding a device backend).
 
 Submodules load on first access, so ``import minitorch`` stays cheap and
 ``minitorch.utils.benchmark.Timer`` works with or without ``import minitorch.utils.benchmark``.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("benchmark", "data", "progress")
+_SUBMODULES = ("backend_registration", "benchmark", "data", "progress")
 
 
 def __getattr__(name: str):

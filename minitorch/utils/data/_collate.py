@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from ... import _dtype
+from ..._backends import backend_for
 from ..._device import CPU
-from ...backends import backend_for
 from ...creation import as_tensor, tensor
 from ...ops.shape import stack
 from ...tensor import Tensor
@@ -28,7 +28,7 @@ _CONVERT_ERROR = "default_convert: numpy arrays of strings or objects cannot bec
 
 
 def _numpy():
-    """numpy, as the CPU backend hands it out (only ``backends/`` imports it)."""
+    """numpy, as the CPU backend hands it out (only ``_backends/`` imports it)."""
     return backend_for(CPU).xp
 
 
