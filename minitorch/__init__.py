@@ -48,7 +48,7 @@ from .ops.arithmetic import *
 from .ops.blas import *
 from .ops.comparison import *
 
-# ops (each module installs its Tensor methods on import)
+# ops (their Tensor methods come from minitorch/_tensor_methods.py)
 from .ops.conversion import *
 from .ops.indexing import *
 from .ops.inplace import *
@@ -70,6 +70,7 @@ __version__ = "0.1.0"
 from . import creation as _creation  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import random as _random  # noqa: E402
+from ._tensor_methods import install as _install_tensor_methods  # noqa: E402
 from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: E402
 from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
@@ -88,6 +89,9 @@ from .quantization import (  # noqa: E402
     quantize_per_tensor,
 )
 from .sparse import sparse_coo_tensor  # noqa: E402
+
+_install_tensor_methods()  # Tensor's methods and operators, from one table (minitorch/_tensor_methods.py)
+del _install_tensor_methods
 
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
 _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.indexing,

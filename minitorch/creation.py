@@ -481,12 +481,6 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, lay
     return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-Tensor.new_empty = _new_factory(empty)
-Tensor.new_zeros = _new_factory(zeros)
-Tensor.new_ones = _new_factory(ones)
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor
-
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
     "ones_like", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",

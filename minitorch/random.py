@@ -381,9 +381,6 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     return _wrap(gen._rng.poisson(rate, size=tuple(input.shape)), gen, input.dtype, False)
 
 
-Tensor.bernoulli = bernoulli
-Tensor.multinomial = multinomial
-
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli",

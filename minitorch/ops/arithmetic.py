@@ -357,46 +357,8 @@ def positive(input: Tensor) -> Tensor:
 negative, subtract, multiply, divide = neg, sub, mul, div
 
 
-# operators -------------------------------------------------------------------------------------
-def _operand(other) -> bool:
-    return isinstance(other, _OPERAND_TYPES) or hasattr(other, "dtype")
-
-
-def _binary_operators(op):
-    """``t <op> other`` and ``other <op> t`` straight to the Op (unknown types return NotImplemented)."""
-
-    def forward(self, other):
-        return op.apply(self, other) if _operand(other) else NotImplemented
-
-    def reflected(self, other):
-        return op.apply(other, self) if _operand(other) else NotImplemented
-
-    return forward, reflected
-
-
-Tensor.__add__, Tensor.__radd__ = _binary_operators(Add)
-Tensor.__sub__, Tensor.__rsub__ = _binary_operators(Sub)
-Tensor.__mul__, Tensor.__rmul__ = _binary_operators(Mul)
-Tensor.__truediv__ = _binary_operators(Div)[0]
-# ``number / t`` is ``t.reciprocal() * number``, as PyTorch computes it: the rounding is PyTorch's, and backward
-# reads the reciprocal (writing into t before backward is allowed)
-Tensor.__rtruediv__ = lambda self, other: Mul.apply(self.reciprocal(), other) if _operand(other) else NotImplemented
-Tensor.__mod__, Tensor.__rmod__ = _binary_operators(Remainder)
-Tensor.__pow__, Tensor.__rpow__ = _binary_operators(Pow)
-Tensor.__floordiv__ = lambda self, other: (
-    FloorDivide.apply(self, other, rounding_mode="floor") if _operand(other) else NotImplemented
-)
-Tensor.__rfloordiv__ = lambda self, other: (
-    FloorDivide.apply(other, self, rounding_mode="floor") if _operand(other) else NotImplemented
-)
-Tensor.__neg__ = neg
-Tensor.__pos__ = positive
-
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
     "remainder", "fmod", "pow", "neg", "negative", "positive",
 ]
 
-for _name in __all__:
-    if _name != "rsub":  # torch.rsub has no Tensor method
-        setattr(Tensor, _name, globals()[_name])

@@ -627,14 +627,6 @@ def _matmul_method(self: Tensor, other):
     return matmul(self, other)
 
 
-for _fn in (matmul, mm, bmm, mv, dot, vdot, inner, outer, ger, addmm, addmv, addr, baddbmm, addbmm, kron,
-            cross, det, logdet, slogdet, inverse, svd, cholesky, qr, matrix_power, pinverse):
-    setattr(Tensor, _fn.__name__, _fn)
-Tensor.ger = outer
-Tensor.vdot = dot
-Tensor.__matmul__ = _matmul_method
-Tensor.__rmatmul__ = _rmatmul
-
 __all__ = [
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
     "addbmm", "chain_matmul", "tensordot", "kron", "cross", "einsum", "det", "logdet", "slogdet", "inverse", "svd",

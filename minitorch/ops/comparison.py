@@ -285,34 +285,6 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(eq(input, other).all())
 
 
-# Tensor methods and operators --------------------------------------------------------------------
-def _operand(other) -> bool:
-    return isinstance(other, _OPERAND_TYPES) or hasattr(other, "dtype")
-
-
-def _operators(function):
-    op = function.op
-
-    def forward(self, other):
-        return op.apply(self, other) if _operand(other) else NotImplemented
-
-    def reflected(self, other):
-        return op.apply(other, self) if _operand(other) else NotImplemented
-
-    return forward, reflected
-
-
-Tensor.__eq__ = _operators(eq)[0]
-Tensor.__ne__ = _operators(ne)[0]
-Tensor.__lt__ = _operators(lt)[0]
-Tensor.__le__ = _operators(le)[0]
-Tensor.__gt__ = _operators(gt)[0]
-Tensor.__ge__ = _operators(ge)[0]
-Tensor.__and__, Tensor.__rand__ = _operators(bitwise_and)
-Tensor.__or__, Tensor.__ror__ = _operators(bitwise_or)
-Tensor.__xor__, Tensor.__rxor__ = _operators(bitwise_xor)
-Tensor.__lshift__, Tensor.__rlshift__ = _operators(bitwise_left_shift)
-Tensor.__rshift__, Tensor.__rrshift__ = _operators(bitwise_right_shift)
 def _invert(self: Tensor) -> Tensor:
     """``~t``: PyTorch refuses floating tensors with a TypeError (``bitwise_not`` with NotImplementedError)."""
     if self.dtype.is_floating_point:
@@ -320,8 +292,6 @@ def _invert(self: Tensor) -> Tensor:
     return bitwise_not(self)
 
 
-Tensor.__invert__ = _invert
-Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
@@ -330,6 +300,3 @@ __all__ = [
     "isposinf", "isneginf", "isfinite", "signbit", "isclose", "allclose", "equal",
 ]
 
-for _name in __all__:
-    setattr(Tensor, _name, globals()[_name])
-Tensor.where = lambda self, condition, other: where(condition, self, other)

@@ -52,7 +52,4 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
     return input if input.is_contiguous() else Clone.apply(input, "C")
 
 
-Tensor.clone = clone
-Tensor.contiguous = contiguous
-
 __all__ = ['clone', 'contiguous']

@@ -795,7 +795,4 @@ _METHODS = (
     gather, scatter, scatter_add, scatter_reduce, index_put, index_select, index_add, index_fill, index_copy,
     masked_select, masked_scatter, take, take_along_dim, nonzero, argwhere, put,
 )
-for _fn in _METHODS:
-    setattr(Tensor, _fn.__name__, _fn)
-
 __all__ = [fn.__name__ for fn in _METHODS]

@@ -433,38 +433,6 @@ def make_inplace(name: str):
     return method
 
 
-INPLACE_OPS = (
-    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "neg", "exp", "exp2",
-    "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tan", "asin", "acos",
-    "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "clamp", "clip",
-    "reciprocal", "square", "erf", "round", "floor", "ceil", "trunc", "frac", "lerp", "masked_fill", "index_add",
-    "index_fill", "scatter", "scatter_add", "index_copy", "nan_to_num", "logical_not", "bitwise_not", "fill_diagonal",
-    "erfinv", "clamp_min", "clamp_max", "xlogy", "fmax", "fmin", "hypot", "logaddexp",
-    "erfc", "lgamma", "digamma", "polygamma", "i0", "sinc", "logit", "deg2rad", "rad2deg", "copysign", "addcmul",
-    "addcdiv",
-)
-for _name in INPLACE_OPS:
-    setattr(Tensor, _name + "_", make_inplace(_name))
-Tensor.subtract_ = Tensor.sub_
-Tensor.multiply_ = Tensor.mul_
-Tensor.divide_ = Tensor.div_
-Tensor.negative_ = Tensor.neg_
-Tensor.absolute_ = Tensor.abs_
-Tensor.arcsin_, Tensor.arccos_, Tensor.arctan_ = Tensor.asin_, Tensor.acos_, Tensor.atan_
-
-Tensor.__iadd__ = lambda self, other: self.add_(other)
-Tensor.__isub__ = lambda self, other: self.sub_(other)
-Tensor.__imul__ = lambda self, other: self.mul_(other)
-Tensor.__itruediv__ = lambda self, other: self.div_(other)
-Tensor.__ifloordiv__ = lambda self, other: self.floor_divide_(other)
-Tensor.__imod__ = lambda self, other: self.remainder_(other)
-Tensor.__ipow__ = lambda self, other: self.pow_(other)
-Tensor.__iand__ = lambda self, other: run_inplace(self, Tensor.__and__, (other,), {}, "bitwise_and_")
-Tensor.__ior__ = lambda self, other: run_inplace(self, Tensor.__or__, (other,), {}, "bitwise_or_")
-Tensor.__ixor__ = lambda self, other: run_inplace(self, Tensor.__xor__, (other,), {}, "bitwise_xor_")
-
-
-
 
 class Copy(Op):
     """``self.copy_(src)``: src broadcast to self's shape and cast to its dtype. The old values of self
@@ -539,13 +507,6 @@ def _bernoulli(self, p=0.5, *, generator=None):
 
     return (rand(self.shape, device=self.device, generator=generator) < p).to(self.dtype)
 
-
-Tensor.copy_ = copy_
-Tensor.fill_ = fill_
-Tensor.zero_ = zero_
-Tensor.uniform_ = _random_fill(_uniform)
-Tensor.normal_ = _random_fill(_normal)
-Tensor.bernoulli_ = _random_fill(_bernoulli)
 
 
 class IndexAssign(Op):
@@ -630,9 +591,6 @@ def _without_leading_ones(value: Tensor) -> Tensor:
     return value.view(shape[lead:]) if lead else value
 
 
-Tensor.index_put_ = index_put_
-Tensor.__setitem__ = setitem
-
 
 # in-place view ops: a new geometry for self, no element written -----------------------------------
 
@@ -676,11 +634,9 @@ def t_(self: Tensor) -> Tensor:
     return run_inplace_view(self, "t_", t)
 
 
-Tensor.unsqueeze_ = _inplace_view(unsqueeze, "In-place ``unsqueeze``: self gets a new dim of size 1.")
-Tensor.squeeze_ = _inplace_view(squeeze, "In-place ``squeeze``: self loses dims of size 1 (all, or the given).")
-Tensor.t_ = t_
-Tensor.transpose_ = _inplace_view(transpose, "In-place ``transpose``: two dims of self swapped.")
-Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
-Tensor.as_strided_ = _inplace_view(as_strided, "In-place ``as_strided``: self becomes that window of its storage.")
+unsqueeze_ = _inplace_view(unsqueeze, "In-place ``unsqueeze``: self gets a new dim of size 1.")
+squeeze_ = _inplace_view(squeeze, "In-place ``squeeze``: self loses dims of size 1 (all, or the given).")
+transpose_ = _inplace_view(transpose, "In-place ``transpose``: two dims of self swapped.")
+as_strided_ = _inplace_view(as_strided, "In-place ``as_strided``: self becomes that window of its storage.")
 
 __all__: list = []

@@ -775,8 +775,3 @@ __all__ = [name for name in UNARY if name not in PRIVATE] + [
     "clamp", "clamp_min", "clamp_max", "clip", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2",
     "logaddexp", "logaddexp2", "xlogy", "lerp",
 ]
-
-for _name in __all__:
-    setattr(Tensor, _name, globals()[_name])
-Tensor.__abs__ = abs  # noqa: F821
-Tensor.polygamma = _polygamma_method

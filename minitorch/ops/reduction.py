@@ -867,30 +867,6 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return CountNonzero.apply(input.detach(), reduction_dims(dim, input.dim()))
 
 
-Tensor.sum = sum
-Tensor.mean = mean
-Tensor.prod = prod
-Tensor.sum_to_size = sum_to_size
-Tensor.cumsum = cumsum
-Tensor.cumprod = cumprod
-Tensor.cummax = cummax
-Tensor.cummin = cummin
-Tensor.logcumsumexp = logcumsumexp
-Tensor.max = max
-Tensor.min = min
-Tensor.amax = amax
-Tensor.amin = amin
-Tensor.aminmax = aminmax
-Tensor.argmax = argmax
-Tensor.argmin = argmin
-Tensor.var = var
-Tensor.std = std
-Tensor.norm = norm
-Tensor.logsumexp = logsumexp
-Tensor.dist = dist
-Tensor.all = all
-Tensor.any = any
-Tensor.count_nonzero = count_nonzero
 
 __all__ = [
     "sum", "mean", "prod", "sum_to_size", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "max", "min",

@@ -413,10 +413,6 @@ def cartesian_prod(*tensors) -> Tensor:
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
 
 
-_METHODS = (repeat, tile, flip, fliplr, flipud, roll, tril, triu, broadcast_to, diag, diag_embed, trace)
-for _fn in _METHODS:
-    setattr(Tensor, _fn.__name__, _fn)
-
 __all__ = [
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack",
     "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "diag", "diag_embed", "trace",

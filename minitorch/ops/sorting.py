@@ -209,13 +209,4 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     return Unique.apply(input.detach(), dim, return_inverse, return_counts)
 
 
-Tensor.sort = sort
-Tensor.argsort = argsort
-Tensor.msort = msort
-Tensor.topk = topk
-Tensor.kthvalue = kthvalue
-Tensor.median = median
-Tensor.mode = mode
-Tensor.unique = unique
-
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "mode", "unique"]

@@ -788,19 +788,6 @@ def _mT(self: Tensor) -> Tensor:
     return transpose(self, -2, -1)
 
 
-for _fn in (
-    view, reshape, view_as, reshape_as, flatten, unflatten, permute, transpose, swapaxes, swapdims, t,
-    movedim, moveaxis, expand, expand_as, squeeze, unsqueeze, narrow, select, diagonal, as_strided,
-    unbind, split, split_with_sizes, chunk, tensor_split, unfold, hsplit, vsplit, dsplit,
-):
-    setattr(Tensor, _fn.__name__, _fn)
-Tensor.swapaxes = Tensor.swapdims = transpose
-Tensor.moveaxis = movedim
-Tensor.T = property(_T)
-Tensor.mT = property(_mT)
-Tensor.H = property(_T)
-Tensor.mH = property(_mT)
-
 __all__ = [
     "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "permute", "transpose", "swapaxes",
     "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "squeeze", "unsqueeze", "narrow", "select",
@@ -818,5 +805,3 @@ def getitem(self: Tensor, index):
 
     return advanced_getitem(self, index)
 
-
-Tensor.__getitem__ = getitem

@@ -182,6 +182,3 @@ def dequantize(input):
 def int_repr(input: QTensor) -> Tensor:
     return input.int_repr()
 
-
-QTensor.dequantize = dequantize
-Tensor.dequantize = dequantize

@@ -70,18 +70,7 @@ def _not_sparse(name: str):
     return method
 
 
-Tensor.to_sparse = ops.to_sparse
-Tensor.to_sparse_coo = lambda self: ops.to_sparse(self)
-Tensor.to_dense = ops.to_dense
-Tensor.sparse_mask = ops.sparse_mask
-Tensor.sparse_dim = _sparse_dim_dense
-Tensor.dense_dim = _dense_dim_dense
-for _name in ("is_coalesced", "coalesce", "_indices", "_values", "indices", "values", "_nnz"):
-    setattr(Tensor, _name, _not_sparse(_name))
-
-SparseTensor.coalesce = ops.coalesce
-SparseTensor.to_dense = ops.to_dense
-SparseTensor.to_sparse = ops.to_sparse
-SparseTensor.sparse_mask = ops.sparse_mask
+# the methods only a sparse tensor has: a strided tensor raises (minitorch/_tensor_methods.py installs them)
+SPARSE_ONLY = ("is_coalesced", "coalesce", "_indices", "_values", "indices", "values", "_nnz")
 
 __all__: list[str] = []

@@ -523,8 +523,6 @@ def _dim_required(function):
 
 # torch.softmax(input, dim, dtype=None) and torch.log_softmax: re-exported by the minitorch namespace
 torch_softmax, torch_log_softmax = _dim_required(softmax), _dim_required(log_softmax)
-Tensor.softmax = torch_softmax
-Tensor.log_softmax = torch_log_softmax
 
 __all__ = [
     "threshold", "relu", "hardtanh", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
