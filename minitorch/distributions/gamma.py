@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..tensor import Size, Tensor
 from . import constraints
+from ._gammainc import gammainc
 from ._standard_gamma import standard_gamma
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, finfo_tiny, is_number
@@ -60,6 +61,11 @@ class Gamma(ExponentialFamily):
             self._validate_sample(value)
         return (self.concentration.xlogy(self.rate) + (self.concentration - 1).xlogy(value)
                 - self.rate * value - self.concentration.lgamma())
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         return (self.concentration - self.rate.log() + self.concentration.lgamma()

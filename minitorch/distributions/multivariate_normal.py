@@ -23,8 +23,8 @@ def _batch_mv(bmat, bvec):
 
 def _solve_lower(L, B):
     """``L^{-1} B`` for lower-triangular ``L`` (PyTorch calls ``solve_triangular``; minitorch's general
-    ``linalg.solve`` gives the same values and gradients)."""
-    return solve(L, B)
+    ``linalg.solve`` on ``L.tril()`` gives the same values, and the same zero gradient above the diagonal)."""
+    return solve(L.tril(), B)
 
 
 def _batch_mahalanobis(bL, bx):
