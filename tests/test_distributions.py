@@ -399,3 +399,52 @@ def test_the_guide_examples_run():
     assert len(blocks) == 4
     for block in blocks:
         exec(compile(block, "docs/distributions.md", "exec"), {})
+
+
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Binomial", "Poisson", "Bernoulli", "Laplace",
+                                  "Exponential", "Uniform", "LogNormal"])
+def test_zero_dim_and_empty_batches(name):
+    """0-dim parameters give 0-dim draws; an empty batch gives empty draws and log_probs (not for Beta:
+    validating its Dirichlet reshapes an empty batch with -1, which raises, in PyTorch too)."""
+    make = {
+        "Normal": lambda p: D.Normal(p, p + 1), "Gamma": lambda p: D.Gamma(p + 1, p + 2),
+        "Beta": lambda p: D.Beta(p + 1, p + 2), "Binomial": lambda p: D.Binomial(p + 5, probs=p + 0.3),
+        "Poisson": lambda p: D.Poisson(p + 2), "Bernoulli": lambda p: D.Bernoulli(probs=p + 0.5),
+        "Laplace": lambda p: D.Laplace(p, p + 1), "Exponential": lambda p: D.Exponential(p + 1),
+        "Uniform": lambda p: D.Uniform(p, p + 1), "LogNormal": lambda p: D.LogNormal(p, p + 1),
+    }[name]
+    scalar = make(t(0.0))
+    draw = scalar.sample()
+    assert draw.shape == () and scalar.log_prob(draw).shape == ()
+    assert tuple(scalar.sample((3,)).shape) == (3,)
+    if name == "Beta":
+        return
+    empty = make(minitorch.zeros(0, dtype=F64))
+    assert tuple(empty.sample((3,)).shape) == (3, 0)
+    assert tuple(empty.log_prob(empty.sample()).shape) == (0,)
+
+
+def test_gradcheck_zero_dim_empty_and_non_contiguous_parameters():
+    matrix = minitorch.rand(3, 2, dtype=F64) + 0.5
+    scale = matrix.t().requires_grad_()  # non-contiguous
+    assert not scale.is_contiguous()
+    value = t([[0.2, 1.5, 2.0], [0.3, 0.1, 0.9]])
+    for dist in (D.Normal, D.Laplace, D.Gamma):
+        assert gradcheck(lambda s, dist=dist: dist(s, s + 1).log_prob(value) + dist(s, s + 1).entropy(), (scale,))
+        assert gradcheck(lambda s, dist=dist: dist(s + 1, s + 2).log_prob(t(0.7)), (t(0.5, grad=True),))
+        assert gradcheck(lambda s, dist=dist: dist(s + 1, s + 2).log_prob(s), (minitorch.zeros(0, dtype=F64,
+                                                                                              requires_grad=True),))
+    assert gradcheck(lambda x: gammainc(t([0.5, 3.0, 40.0]), x), (t([0.2, 4.0, 38.0], grad=True),))
+    assert gradcheck(lambda x: gammainc(t(2.0), x), (t(1.5, grad=True),))
+    assert gradcheck(lambda x: gammainc(t([[0.5], [3.0]]), x), (scale,))
+    assert gradcheck(lambda x: gammainc(t(2.0), x), (minitorch.zeros(0, dtype=F64, requires_grad=True),))
+
+
+def test_standard_gamma_backward_shapes():
+    """The implicit gradient flows to 0-dim, empty and non-contiguous (expanded) concentrations."""
+    for alpha in (t(2.0, grad=True), minitorch.zeros(0, dtype=F64, requires_grad=True),
+                  t([1.0, 3.0], grad=True)):
+        x = standard_gamma(alpha.expand((4,) + tuple(alpha.shape)))
+        x.sum().backward()
+        assert alpha.grad.shape == alpha.shape
+        assert bool((alpha.grad > 0).all())  # a larger alpha gives larger draws for the same randomness

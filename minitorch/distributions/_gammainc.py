@@ -53,7 +53,8 @@ def _continued_fraction(a: Tensor, x: Tensor) -> Tensor:
 def _gammainc_values(a: Tensor, x: Tensor) -> Tensor:
     with no_grad():
         a64, x64 = a.to(_dtype.float64), x.to(_dtype.float64)
-        a64, x64 = a64.expand(*_shape(a64, x64)).contiguous(), x64.expand(*_shape(a64, x64)).contiguous()
+        shape = _shape(a64, x64)
+        a64, x64 = a64.expand(shape).contiguous(), x64.expand(shape).contiguous()
         use_series = x64 < a64 + 1
         safe_x = where(x64 > 0, x64, 1.0)
         series = _series(a64[use_series], safe_x[use_series])
