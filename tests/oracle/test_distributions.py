@@ -101,15 +101,19 @@ def _build(mod, name, grad):
 
 
 def _outcome(fn):
-    """(value as float64 numpy or None, an exception type name or "float32" for a float32 result, else None)."""
+    """(a string result, or (value as float64 numpy, dtype name), or None; then an exception type name or
+    "float32" for a float32 result, else None)."""
     try:
         out = fn()
     except Exception as exc:  # noqa: BLE001 - the exception type is compared with PyTorch's
         return None, type(exc).__name__
+    if isinstance(out, str):
+        return out, None
     if hasattr(out, "detach"):
         out = out.detach()
         tight = out.dtype in (torch.float64, minitorch.float64, torch.int64, minitorch.int64)
-        return np.asarray(out.numpy(), dtype=np.float64), None if tight else "float32"
+        return (np.asarray(out.numpy(), dtype=np.float64), str(out.dtype).replace("minitorch", "torch")), (
+            None if tight else "float32")
     return np.asarray(out, dtype=np.float64), None
 
 
@@ -129,6 +133,9 @@ def _evaluations(dist, value, probs):
         yield "enumerate_support(expand=False)", lambda: dist.enumerate_support(expand=False)
     yield "expand", lambda: dist.expand((2,) + tuple(dist.batch_shape)).log_prob(value)
     yield "sample shape", lambda: np.asarray(tuple(dist.sample((4, 1)).shape))
+    yield "sample dtype", lambda: str(dist.sample().dtype).replace("minitorch", "torch")
+    if dist.has_rsample:
+        yield "rsample dtype", lambda: str(dist.rsample((2,)).dtype).replace("minitorch", "torch")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -140,7 +147,12 @@ def test_values_match_pytorch(name):
         got, got_error = _outcome(m_fn)
         rtol = 1e-5 if expected_error == "float32" else 1e-9
         assert got_error == expected_error, f"{name}.{label}: {got_error} vs PyTorch's {expected_error}"
-        if expected is not None:
+        if isinstance(expected, str):
+            assert got == expected, f"{name}.{label}: {got} vs PyTorch's {expected}"
+        elif expected is not None:
+            if isinstance(expected, tuple):
+                assert got[1] == expected[1], f"{name}.{label}: dtype {got[1]} vs PyTorch's {expected[1]}"
+                got, expected = got[0], expected[0]
             assert got.shape == expected.shape, f"{name}.{label}: shape {got.shape} vs {expected.shape}"
             np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * 1e-3, equal_nan=True,
                                        err_msg=f"{name}.{label}")
