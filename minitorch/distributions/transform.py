@@ -73,7 +73,6 @@ class Transform:
     def __ne__(self, other):
         return not self.__eq__(other)
 
-    __hash__ = object.__hash__
 
     def __call__(self, x):
         if self._cache_size == 0:
@@ -151,7 +150,6 @@ class _InverseTransform(Transform):
             return False
         return self._inv == other._inv
 
-    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self._inv!r})"
@@ -183,7 +181,6 @@ class ComposeTransform(Transform):
             return False
         return self.parts == other.parts
 
-    __hash__ = object.__hash__
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):

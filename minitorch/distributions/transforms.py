@@ -54,7 +54,6 @@ class ExpTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, ExpTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -91,7 +90,6 @@ class PowerTransform(Transform):
             return False
         return self.exponent.eq(other.exponent).all().item()
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.pow(self.exponent)
@@ -125,7 +123,6 @@ class SigmoidTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SigmoidTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -149,7 +146,6 @@ class SoftplusTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SoftplusTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return softplus(x)
@@ -172,7 +168,6 @@ class TanhTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, TanhTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -194,7 +189,6 @@ class AbsTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, AbsTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -246,7 +240,6 @@ class AffineTransform(Transform):
                 return False
         return True
 
-    __hash__ = Transform.__hash__
 
     @property
     def sign(self):
@@ -341,7 +334,6 @@ class SoftmaxTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SoftmaxTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
@@ -371,7 +363,6 @@ class StickBreakingTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, StickBreakingTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
@@ -413,7 +404,6 @@ class LowerCholeskyTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, LowerCholeskyTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -431,7 +421,6 @@ class PositiveDefiniteTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, PositiveDefiniteTransform)
 
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)

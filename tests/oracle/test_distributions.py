@@ -411,6 +411,23 @@ ERRORS = [
     ("ReshapeTransform: sizes differ", "D.ReshapeTransform((2,), (3,))"),
     ("Binomial entropy: inhomogeneous total_count", "D.Binomial(t.tensor([2.0, 3.0]), probs=t.tensor([0.5, 0.5])).entropy()"),
     ("Independent: enumerate_support", "D.Independent(D.Bernoulli(t.ones(2) / 2), 1).enumerate_support()"),
+    ("Categorical: zero samples", "D.Categorical(probs=t.ones(3)).sample((0,))"),
+    ("Poisson: entropy is not implemented", "D.Poisson(t.ones(2)).entropy()"),
+    ("Multinomial: mode", "D.Multinomial(3, probs=t.ones(2)).mode"),
+    ("Binomial KL: larger q.total_count", "D.kl_divergence(D.Binomial(2, t.tensor([0.5])), D.Binomial(3, t.tensor([0.5])))"),
+    ("MVN KL: event shapes differ",
+     "D.kl_divergence(D.MultivariateNormal(t.zeros(2), t.eye(2)), D.MultivariateNormal(t.zeros(3), t.eye(3)))"),
+    ("Transformed KL: different transforms",
+     "D.kl_divergence(D.LogNormal(0.0, 1.0), D.TransformedDistribution(D.Normal(0.0, 1.0), D.SigmoidTransform()))"),
+    ("Independent KL: different ndims",
+     "D.kl_divergence(D.Independent(D.Normal(t.zeros(2, 2), 1.0), 1), D.Independent(D.Normal(t.zeros(2, 2), 1.0), 2))"),
+    ("Bregman KL: different families", "D.kl_divergence(D.Poisson(t.ones(1)), D.Gamma(t.ones(1), t.ones(1)))"),
+    ("vec_to_tril_matrix: not triangular", "D.utils.vec_to_tril_matrix(t.zeros(4))"),
+    ("tril_matrix_to_vec: diag out of range", "D.utils.tril_matrix_to_vec(t.zeros(3, 3), diag=3)"),
+    ("CorrCholeskyTransform: not a triangular number", "D.CorrCholeskyTransform().forward_shape((4,))"),
+    ("constraints.independent: negative ndims", "D.constraints.independent(D.constraints.real, -1)"),
+    ("biject_to: a dependent constraint", "D.biject_to(D.constraints.dependent)"),
+    ("register_kl: not a type", "D.register_kl(3, D.Normal)"),
 ]
 
 
