@@ -20,25 +20,25 @@ def t(values, grad=False):
     return minitorch.tensor(values, dtype=F64, requires_grad=grad)
 
 
-# name: a distribution with a (2,)-shaped batch (event shapes vary)
+# name: a distribution with a (2,)-shaped batch (event shapes vary), its parameters made by ``t``
 DISTRIBUTIONS = {
-    "Normal": lambda: D.Normal(t([0.0, 1.0]), t([1.0, 2.0])),
-    "Uniform": lambda: D.Uniform(t([0.0, -1.0]), t([1.0, 3.0])),
-    "Bernoulli": lambda: D.Bernoulli(probs=t([0.3, 0.8])),
-    "Categorical": lambda: D.Categorical(probs=t([[0.2, 0.8, 0.0], [0.3, 0.3, 0.4]])),
-    "OneHotCategorical": lambda: D.OneHotCategorical(logits=t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])),
-    "Exponential": lambda: D.Exponential(t([0.5, 3.0])),
-    "Laplace": lambda: D.Laplace(t([0.0, 2.0]), t([1.0, 0.5])),
-    "Gamma": lambda: D.Gamma(t([0.3, 4.0]), t([1.0, 2.0])),
-    "Beta": lambda: D.Beta(t([0.5, 2.0]), t([0.7, 5.0])),
-    "Dirichlet": lambda: D.Dirichlet(t([[0.5, 1.0, 2.0], [3.0, 3.0, 0.2]])),
-    "Poisson": lambda: D.Poisson(t([0.5, 12.0])),
-    "Binomial": lambda: D.Binomial(t([10.0, 1000.0]), probs=t([0.3, 0.02])),
-    "Multinomial": lambda: D.Multinomial(20, probs=t([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])),
-    "MultivariateNormal": lambda: D.MultivariateNormal(t([[0.0, 1.0], [2.0, 0.0]]),
+    "Normal": lambda t: D.Normal(t([0.0, 1.0]), t([1.0, 2.0])),
+    "Uniform": lambda t: D.Uniform(t([0.0, -1.0]), t([1.0, 3.0])),
+    "Bernoulli": lambda t: D.Bernoulli(probs=t([0.3, 0.8])),
+    "Categorical": lambda t: D.Categorical(probs=t([[0.2, 0.8, 0.0], [0.3, 0.3, 0.4]])),
+    "OneHotCategorical": lambda t: D.OneHotCategorical(logits=t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])),
+    "Exponential": lambda t: D.Exponential(t([0.5, 3.0])),
+    "Laplace": lambda t: D.Laplace(t([0.0, 2.0]), t([1.0, 0.5])),
+    "Gamma": lambda t: D.Gamma(t([0.3, 4.0]), t([1.0, 2.0])),
+    "Beta": lambda t: D.Beta(t([0.5, 2.0]), t([0.7, 5.0])),
+    "Dirichlet": lambda t: D.Dirichlet(t([[0.5, 1.0, 2.0], [3.0, 3.0, 0.2]])),
+    "Poisson": lambda t: D.Poisson(t([0.5, 12.0])),
+    "Binomial": lambda t: D.Binomial(t([10.0, 1000.0]), probs=t([0.3, 0.02])),
+    "Multinomial": lambda t: D.Multinomial(20, probs=t([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])),
+    "MultivariateNormal": lambda t: D.MultivariateNormal(t([[0.0, 1.0], [2.0, 0.0]]),
                                                        t([[2.0, 0.6], [0.6, 1.0]])),
-    "LogNormal": lambda: D.LogNormal(t([0.0, 0.5]), t([0.25, 0.5])),
-    "Independent": lambda: D.Independent(D.Normal(t([[0.0, 1.0], [2.0, 3.0]]), t([[1.0, 1.0], [0.5, 2.0]])), 1),
+    "LogNormal": lambda t: D.LogNormal(t([0.0, 0.5]), t([0.25, 0.5])),
+    "Independent": lambda t: D.Independent(D.Normal(t([[0.0, 1.0], [2.0, 3.0]]), t([[1.0, 1.0], [0.5, 2.0]])), 1),
 }
 
 
@@ -47,9 +47,13 @@ def _seed():
     minitorch.manual_seed(1234)
 
 
+def _on(device):
+    return lambda values, grad=False: minitorch.tensor(values, dtype=F64, device=device, requires_grad=grad)
+
+
 @pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
-def test_shapes(name):
-    dist = DISTRIBUTIONS[name]()
+def test_shapes(name, device):
+    dist = DISTRIBUTIONS[name](_on(device))
     assert dist.batch_shape == (2,)
     event = tuple(dist.event_shape)
     assert tuple(dist.sample().shape) == (2,) + event
@@ -61,12 +65,13 @@ def test_shapes(name):
     if dist.has_rsample:
         assert tuple(dist.rsample((6,)).shape) == (6, 2) + event
     assert not dist.sample((2,)).requires_grad
+    assert dist.sample().device.type == device.split(":")[0]
 
 
 @pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
-def test_sample_moments(name):
+def test_sample_moments(name, device):
     """The sample mean (and variance) of 20,000 draws lie within 6 standard errors of the exact ones."""
-    dist = DISTRIBUTIONS[name]()
+    dist = DISTRIBUTIONS[name](_on(device))
     n = 20000
     samples = dist.sample((n,)).to(F64)
     mean, var = dist.mean, dist.variance
@@ -84,7 +89,7 @@ def test_sample_moments(name):
 
 def test_samples_lie_in_the_support():
     for name, make in DISTRIBUTIONS.items():
-        dist = make()
+        dist = make(t)
         assert bool(dist.support.check(dist.sample((500,))).all()), name
 
 
