@@ -453,3 +453,29 @@ def test_standard_gamma_backward_shapes():
         x.sum().backward()
         assert alpha.grad.shape == alpha.shape
         assert bool((alpha.grad > 0).all())  # a larger alpha gives larger draws for the same randomness
+
+
+def test_samplers_are_the_documented_transformations_of_the_streams():
+    """Normal, Uniform, Laplace, Bernoulli and Categorical draw exactly what PyTorch's transformation of the
+    same basic draws gives (so they match PyTorch once the streams do)."""
+    loc, scale = t([0.0, 1.0]), t([1.0, 3.0])
+    cases = [
+        (lambda: D.Normal(loc, scale).rsample((3,)),
+         lambda: loc + minitorch.empty((3, 2), dtype=F64).normal_() * scale),
+        (lambda: D.Normal(loc, scale).sample((3,)),
+         lambda: minitorch.normal(loc.expand(3, 2), scale.expand(3, 2))),
+        (lambda: D.Uniform(loc, loc + scale).rsample((3,)),
+         lambda: loc + minitorch.rand((3, 2), dtype=F64) * scale),
+        (lambda: D.Laplace(loc, scale).rsample((3,)),
+         lambda: (lambda u: loc - scale * u.sign() * (-u.abs()).log1p())(
+             minitorch.empty((3, 2), dtype=F64).uniform_(2.0**-52 - 1, 1))),
+        (lambda: D.Bernoulli(probs=t([0.3, 0.6])).sample((5,)),
+         lambda: minitorch.bernoulli(t([0.3, 0.6]).expand(5, 2))),
+        (lambda: D.Categorical(probs=t([[0.2, 0.8], [0.5, 0.5]])).sample((4,)),
+         lambda: minitorch.multinomial(t([[0.2, 0.8], [0.5, 0.5]]), 4, True).T),
+    ]
+    for draw, by_hand in cases:
+        minitorch.manual_seed(11)
+        got = draw()
+        minitorch.manual_seed(11)
+        assert bool((got == by_hand()).all())
