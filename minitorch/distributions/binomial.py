@@ -1,0 +1,153 @@
+"""Binomial(total_count, probs | logits): the number of successes in ``total_count`` trials."""
+
+from __future__ import annotations
+
+from .. import _dtype
+from ..autograd import no_grad
+from ..creation import arange, zeros
+from ..ops.comparison import where
+from ..random import rand
+from ..tensor import Size, Tensor
+from . import constraints
+from ._standard_gamma import sample_standard_gamma
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Binomial"]
+
+_BERNOULLI_TRIALS = 32  # counts up to this many trials are drawn as sums of Bernoulli draws
+
+
+def _clamp_by_zero(x):
+    # works like clamp(x, min=0) but has grad at 0 is 0.5
+    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+
+
+def sample_binomial(total_count: Tensor, probs: Tensor) -> Tensor:
+    """Binomial draws in ``probs``'s dtype (``torch.binomial``). PyTorch uses its own C++ sampler (BTRS);
+    minitorch uses Knuth's exact recursion: the ``a``-th smallest of ``n`` uniforms is Beta(a, n + 1 - a)
+    (drawn from two Gamma draws), and the count of uniforms below ``p`` splits into a Binomial on either side
+    of it. Each step halves ``n``; at most 32 trials remain, summed as Bernoulli draws."""
+    with no_grad():
+        n = total_count.detach().reshape(-1).to(_dtype.float64).floor()
+        p = probs.detach().reshape(-1).to(_dtype.float64).clamp(0, 1)
+        count = zeros(n.shape, dtype=_dtype.float64, device=n.device)
+        while True:
+            big = n > _BERNOULLI_TRIALS
+            if not bool(big.any()):
+                break
+            nb, pb = n[big], p[big]
+            a = (nb / 2).floor() + 1
+            b = nb + 1 - a
+            ga, gb = sample_standard_gamma(a), sample_standard_gamma(b)
+            x = ga / (ga + gb)  # the a-th order statistic of nb uniforms
+            left = x >= pb
+            count[big] = count[big] + where(left, 0.0, a)
+            p[big] = where(left, pb / x, (pb - x) / (1 - x)).clamp(0, 1)
+            n[big] = where(left, a - 1, b - 1)
+        trials = arange(_BERNOULLI_TRIALS, dtype=_dtype.float64, device=n.device)
+        u = rand((n.shape[0], _BERNOULLI_TRIALS), dtype=_dtype.float64, device=n.device)
+        hits = (u < p.unsqueeze(-1)) & (trials < n.unsqueeze(-1))
+        count = count + hits.sum(-1)
+        return count.to(probs.dtype).reshape(probs.shape)
+
+
+class Binomial(Distribution):
+    """``P(k) = C(n, k) p**k (1-p)**(n-k)`` with ``n = total_count`` (a tensor or an int, broadcast with the
+    probabilities); give exactly one of ``probs`` and ``logits``."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args: bool | None = None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = self._param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Binomial, _instance)
+        batch_shape = Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(Binomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    def sample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return sample_binomial(self.total_count.expand(shape), self.probs.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_factorial_n = (self.total_count + 1).lgamma()
+        log_factorial_k = (value + 1).lgamma()
+        log_factorial_nmk = (self.total_count - value + 1).lgamma()
+        # k * log(p) + (n - k) * log(1 - p) = k * (log(p) - log(1 - p)) + n * log(1 - p)
+        #     (case logit < 0)              = k * logit - n * log1p(e^logit)
+        #     (case logit > 0)              = k * logit - n * (log(p) - log(1 - p)) + n * log(p)
+        #                                   = k * logit - n * logit - n * log1p(e^-logit)
+        #     (merge two cases)             = k * logit - n * max(logit, 0) - n * log1p(e^-|logit|)
+        normalize_term = (self.total_count * _clamp_by_zero(self.logits)
+                          + self.total_count * (-self.logits.abs()).exp().log1p() - log_factorial_n)
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def entropy(self):
+        total_count = int(self.total_count.max())
+        if not self.total_count.min() == total_count:
+            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(log_prob.exp() * log_prob).sum(0)
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        total_count = int(self.total_count.max())
+        if not self.total_count.min() == total_count:
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        values = arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
