@@ -11,10 +11,14 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     autograd,
     backends,
     cuda,
+    futures,
+    jit,
     linalg,
     mps,
+    multiprocessing,
     nn,
     optim,
+    profiler,
     quantization,
     sparse,
     special,
@@ -117,3 +121,4 @@ _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops
                                _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out, _checked_namespace
+from .autograd import profiler as _autograd_profiler  # noqa: E402,F401 - minitorch.autograd.profiler
