@@ -121,4 +121,5 @@ _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops
                                _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out, _checked_namespace
+from . import fx  # noqa: E402 - traces through the namespaces above
 from .autograd import profiler as _autograd_profiler  # noqa: E402,F401 - minitorch.autograd.profiler
