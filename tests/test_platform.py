@@ -539,3 +539,139 @@ def test_autograd_profiler():
         with torch.autograd.profiler.record_function("block"):
             torch.ones(3).exp()
     assert "block" in prof.table() and prof.self_cpu_time_total > 0
+
+
+# the GPU path, through a stand-in for CuPy (the wiring of minitorch.cuda to _backends/cuda_device.py) ----------
+
+
+class _FakeCupy:
+    """Just enough of CuPy's API for minitorch.cuda: two GPUs, a memory pool, events and streams."""
+
+    def __init__(self):
+        fake = self
+        self.current, self.synced, self.used, self.held, self.freed = 0, [], 0, 0, False
+
+        class Runtime:
+            getDeviceCount = staticmethod(lambda: 2)
+            getDevice = staticmethod(lambda: fake.current)
+            deviceSynchronize = staticmethod(lambda: fake.synced.append(fake.current))
+            memGetInfo = staticmethod(lambda: (1000, 4000))
+
+            @staticmethod
+            def setDevice(i):
+                fake.current = i
+
+            @staticmethod
+            def getDeviceProperties(i):
+                return {"name": b"Fake GPU %d" % i, "major": 8 if i == 0 else 7, "minor": 0,
+                        "totalGlobalMem": 2**34, "multiProcessorCount": 108}
+
+        class Device:
+            def __init__(self, i):
+                self.i = i
+
+            def __enter__(self):
+                self.previous, fake.current = fake.current, self.i
+
+            def __exit__(self, *exc):
+                fake.current = self.previous
+
+        class Pool:
+            used_bytes = staticmethod(lambda: fake.used)
+            total_bytes = staticmethod(lambda: fake.held)
+
+            @staticmethod
+            def free_all_blocks():
+                fake.freed = True
+
+        class Event:
+            def __init__(self, block=False, disable_timing=False, interprocess=False):
+                self.timing, self.recorded_on, self.done = not disable_timing, None, True
+
+            def record(self, stream=None):
+                self.recorded_on = stream
+
+            def synchronize(self):
+                pass
+
+        class Stream:
+            null = None
+
+            def __init__(self, priority=0):
+                self.ptr, self.done, self.waited = id(self), True, []
+
+            def synchronize(self):
+                pass
+
+            def wait_event(self, event):
+                self.waited.append(event)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+        Stream.null = Stream()
+        self.pool = Pool()
+        self.cuda = type("cuda", (), {"runtime": Runtime, "Device": Device, "Event": Event, "Stream": Stream,
+                                      "get_current_stream": staticmethod(lambda: Stream.null),
+                                      "get_elapsed_time": staticmethod(lambda a, b: 2.5)})
+
+    def get_default_memory_pool(self):
+        return self.pool
+
+    get_default_pinned_memory_pool = get_default_memory_pool
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    from minitorch._backends import cuda_device
+
+    fake = _FakeCupy()
+    monkeypatch.setattr(cuda_device, "_cupy", fake)
+    monkeypatch.setattr(cuda_device, "_peak_bytes", {})
+    return fake
+
+
+def test_cuda_with_a_gpu_reports_cupys_devices_and_pool(fake_gpu):
+    assert torch.cuda.is_available() and torch.cuda.device_count() == 2
+    assert torch.cuda.get_device_name() == "Fake GPU 0" and torch.cuda.get_device_capability(1) == (7, 0)
+    assert torch.cuda.is_bf16_supported() is True and torch.cuda.get_arch_list() == ["sm_70", "sm_80"]
+    torch.cuda.set_device("cuda:1")
+    assert torch.cuda.current_device() == 1 and torch.cuda.is_bf16_supported() is False
+    with torch.cuda.device(0):
+        assert torch.cuda.current_device() == 0
+    assert torch.cuda.current_device() == 1
+    torch.cuda.synchronize()
+    assert fake_gpu.synced == [1]
+    fake_gpu.used, fake_gpu.held = 100, 512
+    assert torch.cuda.memory_allocated() == 100 and torch.cuda.memory_reserved() == 512
+    assert torch.cuda.max_memory_allocated() == 100
+    fake_gpu.used = 40
+    assert torch.cuda.max_memory_allocated() == 100  # the peak stays until reset
+    torch.cuda.reset_peak_memory_stats()
+    assert torch.cuda.max_memory_allocated() == 40
+    assert torch.cuda.memory_stats()["allocated_bytes.all.current"] == 40 and "Allocated" in torch.cuda.memory_summary()
+    torch.cuda.empty_cache()
+    assert fake_gpu.freed and torch.cuda.mem_get_info() == (1000, 4000)
+    assert torch.accelerator.current_accelerator() == torch.device("cuda")
+    assert torch.accelerator.current_device_index() == 1
+
+
+def test_cuda_events_and_streams_wrap_cupys(fake_gpu):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    end.record()
+    assert start.elapsed_time(end) == 2.5 and start.query()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream) as entered:
+        assert entered is stream
+    event = stream.record_event()
+    torch.cuda.current_stream().wait_event(event)
+    assert stream.query() and torch.cuda.current_stream() == torch.cuda.default_stream()
+    assert torch.amp.GradScaler("cuda").is_enabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.autocast("cuda"):
+            assert torch.is_autocast_enabled()

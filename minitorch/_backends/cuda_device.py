@@ -7,6 +7,9 @@ caller checks that first (so the CPU-only behaviour needs no CuPy at all).
 
 from __future__ import annotations
 
+import numpy as np
+
+_CUDA_MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory (cudaPointerAttributes.type)
 _cupy = None  # the module, once imported
 _peak_bytes: dict[int, int] = {}  # device index -> most bytes CuPy's pool held in use since the last reset
 
@@ -81,7 +84,10 @@ def track_peak(pool) -> None:
 
 
 def memory_allocated(index: int) -> int:
-    return _pool_bytes(index)[0]
+    used = _pool_bytes(index)[0]
+    if used > _peak_bytes.get(index, 0):  # every observation counts toward the peak, as every allocation does
+        _peak_bytes[index] = used
+    return used
 
 
 def memory_reserved(index: int) -> int:
@@ -89,7 +95,8 @@ def memory_reserved(index: int) -> int:
 
 
 def max_memory_allocated(index: int) -> int:
-    return max(_peak_bytes.get(index, 0), memory_allocated(index))
+    memory_allocated(index)
+    return _peak_bytes.get(index, 0)
 
 
 def reset_peak(index: int) -> None:
@@ -117,7 +124,9 @@ def elapsed_ms(start, end) -> float:
 def new_stream(index: int, priority: int):
     cupy = _import_cupy()
     with cupy.cuda.Device(index):
-        return cupy.cuda.Stream(non_blocking=False, priority=priority)
+        if priority == 0:  # CuPy before 13 takes no priority argument
+            return cupy.cuda.Stream()
+        return cupy.cuda.Stream(priority=priority)
 
 
 def current_stream(index: int):
@@ -135,11 +144,9 @@ def null_stream():
 
 def pinned_copy(array):
     """A copy of the numpy ``array`` in page-locked host memory (a numpy array over CuPy's pinned pool)."""
-    import numpy
-
     cupy = _import_cupy()
     memory = cupy.cuda.alloc_pinned_memory(array.nbytes)
-    pinned = numpy.frombuffer(memory, array.dtype, array.size).reshape(array.shape)
+    pinned = np.frombuffer(memory, array.dtype, array.size).reshape(array.shape)
     pinned[...] = array
     return pinned
 
@@ -147,4 +154,4 @@ def pinned_copy(array):
 def is_pinned(array) -> bool:
     """Whether the host ``array`` lies in page-locked memory (CUDA's own answer, cudaPointerGetAttributes)."""
     runtime = _import_cupy().cuda.runtime
-    return runtime.pointerGetAttributes(array.ctypes.data).type == runtime.memoryTypeHost
+    return runtime.pointerGetAttributes(array.ctypes.data).type == _CUDA_MEMORY_TYPE_HOST
