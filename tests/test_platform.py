@@ -407,6 +407,13 @@ def test_futures():
 # fx ------------------------------------------------------------------------------------------------------------
 
 
+def _tripled(x):
+    return x * 3
+
+
+torch.fx.wrap("_tripled")
+
+
 class _Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -483,6 +490,38 @@ def test_trace_a_function_and_control_flow_error():
     built = torch.fx.GraphModule(nn.Module(), graph)
     assert built(torch.tensor(3.0)).item() == 6.0
     assert torch.fx.map_arg((a.node, 1), lambda n: n.name) == ("a", 1)
+
+
+def test_wrap_and_replace_pattern():
+    class Blocks(nn.Module):
+        def forward(self, x, w):
+            a = torch.add(x, w).relu()
+            b = torch.add(a, w).relu()
+            return _tripled(b) + a
+
+    def pattern(x, w):
+        return torch.add(x, w).relu()
+
+    def replacement(x, w):
+        return torch.mul(x, w).sigmoid()
+
+    gm = torch.fx.symbolic_trace(Blocks())
+    wrapped = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is _tripled]
+    assert len(wrapped) == 1  # recorded as one call, not traced into (no mul node)
+    matches = torch.fx.replace_pattern(gm, pattern, replacement)
+    assert [m.nodes_map[m.anchor].name for m in matches] == ["relu", "relu_1"]  # anchor: the pattern's node
+    assert [n.name for n in gm.graph.nodes] == ["x", "w", "mul", "sigmoid", "mul_1", "sigmoid_1", "_tripled",
+                                                "add_2", "output"]
+    x, w = torch.ones(2), torch.full((2,), 2.0)
+    a = (x * w).sigmoid()
+    assert torch.allclose(gm(x, w), (a * w).sigmoid() * 3 + a)
+    # an intermediate value read outside the pattern is not replaced
+    def shared(x, w):
+        s = torch.add(x, w)
+        return s.relu() + s
+
+    kept = torch.fx.symbolic_trace(shared)
+    assert torch.fx.replace_pattern(kept, pattern, replacement) == []
 
 
 # profiler ------------------------------------------------------------------------------------------------------

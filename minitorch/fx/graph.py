@@ -255,7 +255,8 @@ def _call_source(node: Node, call: str, globals_: dict) -> str:
             return f"{path}({call})"
     if module in ("_operator", "operator"):
         return f"operator.{target.__name__}({call})"
-    name = _snake(getattr(target, "__name__", "fn"))
+    # named after its module too (as PyTorch does), so a node named after the function cannot shadow it
+    name = re.sub(r"[^0-9a-zA-Z_]", "_", f"{module}_{getattr(target, '__name__', 'fn')}")
     key, i = name, 0
     while key in globals_ and globals_[key] is not target:
         i += 1

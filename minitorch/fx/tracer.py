@@ -25,6 +25,20 @@ from .node import map_aggregate
 from .proxy import Proxy, TracerBase
 
 _NAMESPACES = ("", "nn.functional", "special", "linalg")
+_wrapped: list[tuple[dict, str]] = []  # (a module's globals, a function name there): recorded as one call
+
+
+def wrap(fn_or_name):
+    """Record calls of a module-level function as one ``call_function`` node instead of tracing into it (call at
+    module level: ``torch.fx.wrap("my_fn")`` or ``torch.fx.wrap(my_fn)``)."""
+    caller = inspect.currentframe().f_back
+    if caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
+    if name.startswith("_") and not callable(caller.f_globals.get(name)):
+        raise NotImplementedError(f"wrap: {name!r} is not a function of the calling module")
+    _wrapped.append((caller.f_globals, name))
+    return fn_or_name
 
 
 def _namespace(path: str):
@@ -143,6 +157,7 @@ class _Patched:
     def __init__(self, tracer: Tracer) -> None:
         self.tracer = tracer
         self.saved: list = []
+        self.saved_globals: list = []
 
     def _swap(self, owner, name: str, value) -> None:
         self.saved.append((owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)))
@@ -164,16 +179,25 @@ class _Patched:
 
         self._swap(Module, "__call__", module_call)
         self._swap(Module, "__getattr__", module_getattr)
+        for module_globals, name in _wrapped:
+            if callable(module_globals.get(name)):
+                self._swap_global(module_globals, name)
         for path in _NAMESPACES:
             namespace = _namespace(path)
             for name, value in list(vars(namespace).items()):
                 if not name.startswith("_") and isinstance(value, types.FunctionType):
                     self._swap(namespace, name, _recording(value))
 
+    def _swap_global(self, module_globals: dict, name: str) -> None:
+        self.saved_globals.append((module_globals, name, module_globals[name]))
+        module_globals[name] = _recording(module_globals[name])
+
     def __exit__(self, *exc) -> None:
         for owner, name, value in reversed(self.saved):
             setattr(owner, name, value)
-        self.saved = []
+        for module_globals, name, value in reversed(self.saved_globals):
+            module_globals[name] = value
+        self.saved, self.saved_globals = [], []
 
 
 def symbolic_trace(root, concrete_args: dict | None = None):

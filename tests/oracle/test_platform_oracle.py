@@ -157,3 +157,20 @@ def _graph_structure(lib):
 
 def test_fx_graph_structure_matches():
     assert _graph_structure(minitorch) == _graph_structure(torch)
+
+
+def _rewritten(lib):
+    class Blocks(lib.nn.Module):
+        def forward(self, x, w):
+            a = lib.add(x, w).relu()
+            return lib.add(a, w).relu() * a
+
+    gm = lib.fx.symbolic_trace(Blocks())
+    matches = lib.fx.replace_pattern(gm, lambda x, w: lib.add(x, w).relu(), lambda x, w: lib.mul(x, w).sigmoid())
+    x, w = np.array([1.0, -2.0]), np.array([0.5, 3.0])
+    return ([m.anchor.name for m in matches], [(n.op, n.name, [str(a) for a in n.args]) for n in gm.graph.nodes],
+            gm(lib.tensor(x), lib.tensor(w)).numpy().tolist())
+
+
+def test_fx_replace_pattern_matches():
+    assert _rewritten(minitorch) == _rewritten(torch)
