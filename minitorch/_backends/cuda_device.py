@@ -155,3 +155,13 @@ def is_pinned(array) -> bool:
     """Whether the host ``array`` lies in page-locked memory (CUDA's own answer, cudaPointerGetAttributes)."""
     runtime = _import_cupy().cuda.runtime
     return runtime.pointerGetAttributes(array.ctypes.data).type == _CUDA_MEMORY_TYPE_HOST
+
+
+def nccl_version() -> tuple[int, int, int] | None:
+    """NCCL's version through CuPy's binding, as PyTorch reports it ((2, 18, 5)); None without it."""
+    try:
+        from cupy.cuda import nccl
+    except Exception:  # CuPy without NCCL (or no CuPy)
+        return None
+    code = nccl.get_version()
+    return code // 10000, code % 10000 // 100, code % 100

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from .._backends import cuda_device
 from .._device import device as _device
 from ..random import _default_generator_for
-from . import amp
+from . import amp, nccl
 from .memory import (
     empty_cache,
     max_memory_allocated,
+    max_memory_cached,
     max_memory_reserved,
     mem_get_info,
     memory_allocated,
@@ -35,9 +36,9 @@ __all__ = [
     "Event", "Stream", "StreamContext", "amp", "current_device", "current_stream", "default_stream", "device",
     "device_count", "empty_cache", "get_arch_list", "get_device_capability", "get_device_name",
     "get_device_properties", "init", "is_available", "is_bf16_supported", "is_initialized", "manual_seed",
-    "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
-    "memory_cached", "memory_reserved", "memory_stats", "memory_summary", "reset_max_memory_allocated",
-    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "stream", "synchronize",
+    "manual_seed_all", "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info",
+    "memory_allocated", "memory_cached", "memory_reserved", "memory_stats", "memory_summary", "nccl",
+    "reset_max_memory_allocated", "reset_peak_memory_stats", "seed", "seed_all", "set_device", "stream", "synchronize",
 ]
 
 _initialized = False

@@ -52,6 +52,12 @@ def memory_cached(device=None) -> int:
     return memory_reserved(device)
 
 
+def max_memory_cached(device=None) -> int:
+    warnings.warn("`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
 def reset_peak_memory_stats(device=None) -> None:
     index = _index(device)
     if index is None:  # CPU-only PyTorch: torch._C has no _cuda_resetPeakMemoryStats

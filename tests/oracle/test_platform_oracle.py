@@ -38,6 +38,7 @@ CALLS = [
     "cuda.memory_cached()", "cuda.mem_get_info()", "cuda.is_initialized()", "cuda.init()", "cuda.manual_seed(0)",
     "cuda.manual_seed_all(0)", "cuda.seed()", "cuda.get_arch_list()", "cuda.current_stream()",
     "cuda.default_stream()", "cuda.Stream()", "cuda.Event()", "cuda.stream(None).__enter__()",
+    "cuda.nccl.version()", "cuda.nccl.is_available([zeros(1)])", "cuda.max_memory_cached()",
     "backends.cudnn.enabled", "backends.cudnn.benchmark", "backends.cudnn.deterministic",
     "backends.cudnn.allow_tf32", "backends.cudnn.is_available()", "backends.cudnn.version()",
     "backends.cuda.matmul.allow_tf32", "backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
