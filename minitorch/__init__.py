@@ -3,7 +3,30 @@
 ``import minitorch as torch`` runs PyTorch-style code for everything minitorch implements.
 """
 
-from . import _dtype, ao, autograd, distributions, linalg, nn, optim, quantization, sparse, special, testing, utils, viz
+from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (docs/platform.md)
+    _dtype,
+    accelerator,
+    amp,
+    ao,
+    autograd,
+    backends,
+    cuda,
+    distributions,
+    futures,
+    jit,
+    linalg,
+    mps,
+    multiprocessing,
+    nn,
+    optim,
+    profiler,
+    quantization,
+    sparse,
+    special,
+    testing,
+    utils,
+    viz,
+)
 from ._device import device
 from ._dtype import (
     bool,
@@ -29,8 +52,8 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._runtime import (
-    cuda,
     get_num_threads,
     get_printoptions,
     is_floating_point,
@@ -40,6 +63,10 @@ from ._runtime import (
     set_num_threads,
     set_printoptions,
 )
+from .amp import autocast
+from .amp.autocast_mode import get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled
+from .amp.grad_scaler import amp_foreach_non_finite_check_and_unscale_ as _amp_foreach_non_finite_check_and_unscale_
+from .amp.grad_scaler import amp_update_scale_ as _amp_update_scale_
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .creation import *
@@ -99,3 +126,5 @@ _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops
                                _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out, _checked_namespace
+from . import fx  # noqa: E402 - traces through the namespaces above
+from .autograd import profiler as _autograd_profiler  # noqa: E402,F401 - minitorch.autograd.profiler

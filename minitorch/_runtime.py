@@ -1,4 +1,4 @@
-"""Process-wide helpers of the torch namespace: threads, result_type, is_tensor, cuda.*."""
+"""Process-wide helpers of the torch namespace: threads, result_type, is_tensor."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 from . import _dtype
 from ._backends import backend_for
-from ._device import CPU, device
+from ._device import CPU
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401 - re-exported as minitorch.*
 from .tensor import Tensor
 
@@ -48,37 +48,3 @@ def is_floating_point(input: Tensor) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
-
-
-class _Cuda:
-    """``minitorch.cuda``: availability and synchronization of the CuPy backend."""
-
-    @staticmethod
-    def is_available() -> bool:
-        try:
-            backend = backend_for(device("cuda"))
-            return backend.xp.cuda.runtime.getDeviceCount() > 0
-        except Exception:
-            return False
-
-    @staticmethod
-    def device_count() -> int:
-        try:
-            return backend_for(device("cuda")).xp.cuda.runtime.getDeviceCount()
-        except Exception:
-            return 0
-
-    @staticmethod
-    def synchronize(dev=None) -> None:
-        backend_for(device("cuda")).synchronize()
-
-    @staticmethod
-    def manual_seed(seed: int) -> None:
-        from .random import manual_seed
-
-        manual_seed(seed)
-
-    manual_seed_all = manual_seed
-
-
-cuda = _Cuda()

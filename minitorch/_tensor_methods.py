@@ -10,6 +10,7 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 from __future__ import annotations
 
 from .creation import _new_factory, _new_full, _new_tensor, empty, ones, zeros
+from .cuda import memory as cuda_memory
 from .nn.functional import activation
 from .ops import (
     arithmetic,
@@ -253,6 +254,8 @@ METHODS: dict[str, object] = {
     "dense_dim": sparse_dispatch._dense_dim_dense,
     **{name: sparse_dispatch._not_sparse(name) for name in sparse_dispatch.SPARSE_ONLY},  # coalesce, values, ...
     "dequantize": quantize.dequantize,
+    # cuda/memory.py: page-locked host memory
+    "pin_memory": cuda_memory.pin_memory, "is_pinned": cuda_memory.is_pinned,
 }
 
 # methods the sparse and quantized subclasses define differently

@@ -543,7 +543,7 @@ def _check_geometry(size: list, stride: list, offset: int, itemsize: int, numel:
 
 
 def _require_cuda() -> None:
-    from ._runtime import cuda
+    from . import cuda
 
     if not cuda.is_available():
         raise RuntimeError(

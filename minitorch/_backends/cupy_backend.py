@@ -7,6 +7,7 @@ CuPy build is installed (cupy-cuda12x from the ``gpu`` extra, or a CUDA 13 build
 from __future__ import annotations
 
 from .._device import device
+from . import cuda_device
 from .array_backend import ArrayBackend
 
 
@@ -25,8 +26,10 @@ class CupyBackend(ArrayBackend):
         super().__init__(cupy)
         self.quiet_fp_state = None  # CuPy kernels never warn
         self._cupyx = cupyx
-        # Allocations go through CuPy's default memory pool (cudaMalloc, cached and reused).
+        # Allocations go through CuPy's default memory pool (cudaMalloc, cached and reused), through a thin
+        # allocator that records the peak bytes in use (minitorch.cuda.max_memory_allocated).
         self.memory_pool = cupy.get_default_memory_pool()
+        cuda_device.track_peak(self.memory_pool)
 
     def normalize(self, dev):
         index = dev.index if dev.index is not None else self.xp.cuda.runtime.getDevice()

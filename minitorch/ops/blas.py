@@ -16,6 +16,7 @@ import math
 import string
 
 from .. import _dtype
+from .._autocast_state import autocast_op
 from ..tensor import Tensor, from_array, wrap_dim
 from .comparison import where
 from .op import Op
@@ -138,6 +139,7 @@ def _check_matmul_dtype(a: Tensor, b: Tensor) -> None:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
+@autocast_op("lower")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch rules: vectors, matrices, and broadcast batches of matrices."""
     _check_matmul_dtype(input, other)
@@ -145,6 +147,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return Matmul.apply(input, other)
 
 
+@autocast_op("lower")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix @ matrix, both exactly 2-D."""
     if input.dim() != 2:
@@ -159,6 +162,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
+@autocast_op("lower")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batch of matrices @ batch of matrices, both exactly 3-D with equal batch sizes (no broadcasting)."""
     if input.dim() != 3:
@@ -247,6 +251,7 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str) -> Tenso
     return product + (input if beta == 1 else input * beta)
 
 
+@autocast_op("lower")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``."""
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
@@ -262,11 +267,13 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     return _scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr")
 
 
+@autocast_op("lower")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
 
+@autocast_op("lower")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``, as one matmul of the batch laid side by side."""
     if batch1.dim() != 3 or batch2.dim() != 3 or batch1._array.shape[0] != batch2._array.shape[0]:
@@ -435,6 +442,7 @@ def _sublist_equation(args) -> tuple:
     return equation, operands
 
 
+@autocast_op("lower")
 def einsum(*args) -> Tensor:
     """Einstein summation with PyTorch's rules: ``'...'`` broadcasting, implicit output (alphabetical
     subscripts that appear once), repeated subscripts in one operand (its diagonal), size-1 broadcast."""

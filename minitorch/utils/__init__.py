@@ -1,5 +1,5 @@
-"""minitorch.utils: ``benchmark`` (Timer, Measurement), ``data`` (datasets and loaders) and
-``backend_registration`` (adding a device backend).
+"""minitorch.utils: ``benchmark`` (Timer, Measurement), ``data`` (datasets and loaders), ``checkpoint``
+(activation checkpointing) and ``backend_registration`` (adding a device backend).
 
 Submodules load on first access, so ``import minitorch`` stays cheap and
 ``minitorch.utils.benchmark.Timer`` works with or without ``import minitorch.utils.benchmark``.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("backend_registration", "benchmark", "data", "progress")
+_SUBMODULES = ("backend_registration", "benchmark", "checkpoint", "data", "progress")
 
 
 def __getattr__(name: str):

@@ -15,6 +15,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ..._autocast_state import autocast_op
 from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
@@ -327,6 +328,7 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - input.tanh()
 
 
+@autocast_op("lower")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` for positive inputs, ``weight * x`` otherwise; ``weight`` has 1 or C (dim 1) entries."""
     n = weight.numel()
@@ -489,6 +491,7 @@ def _softmax_like(op, name: str, input: Tensor, dim, dtype) -> Tensor:
     return op.apply(input, dim)
 
 
+@autocast_op("float32", device_types=("cuda",))
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so large inputs do not overflow;
     ``dtype`` casts the input first. (``_stacklevel`` is accepted for PyTorch's signature; the implicit-dim
@@ -496,6 +499,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return _softmax_like(Softmax, "softmax", input, dim, dtype)
 
 
+@autocast_op("float32", device_types=("cuda",))
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed directly (never takes the log of a rounded-to-0 softmax)."""
     return _softmax_like(LogSoftmax, "log_softmax", input, dim, dtype)

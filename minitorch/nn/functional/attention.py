@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..._autocast_state import autocast_op
 from ..._dtype import bool as bool_dtype
 from ...creation import ones, zeros, zeros_like
 from ...ops.arguments import user_stacklevel
@@ -67,6 +68,7 @@ def _check_sdpa_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: Ten
         )
 
 
+@autocast_op("lower")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:

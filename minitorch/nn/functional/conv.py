@@ -21,6 +21,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from ..._autocast_state import autocast_op
 from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
 from ...ops.op import Op
@@ -382,24 +383,28 @@ def _convolution_transpose(name, d, input, weight, bias, stride, padding, output
 # public API ------------------------------------------------------------------------------------
 
 
+@autocast_op("lower")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """1-D cross-correlation over (N, C_in, L) or unbatched (C_in, L); ``padding`` may be 'valid' or 'same'."""
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """2-D cross-correlation over (N, C_in, H, W) or unbatched (C_in, H, W); ``padding`` may be 'valid' or 'same'."""
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """3-D cross-correlation over (N, C_in, D, H, W) or unbatched (C_in, D, H, W)."""
     return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The gradient of conv1d with respect to its input, as an op ("deconvolution"); weight (C_in, C_out/groups, k)."""
@@ -408,6 +413,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     )
 
 
+@autocast_op("lower")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The gradient of conv2d with respect to its input, as an op; weight (C_in, C_out/groups, kH, kW)."""
@@ -416,6 +422,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     )
 
 
+@autocast_op("lower")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The gradient of conv3d with respect to its input, as an op; weight (C_in, C_out/groups, kD, kH, kW)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..._autocast_state import autocast_op
 from ...ops.op import Op
 from ...tensor import Tensor
 from .activation import scalar_type_name
@@ -41,6 +42,7 @@ class Linear(Op):
         return grad_x, grad_weight, grad if self.has_bias else None
 
 
+@autocast_op("lower")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: input (*, in_features), weight (out_features, in_features),
     bias (out_features); a 1-D weight gives a result without the feature dim."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from ... import _dtype
+from ..._autocast_state import autocast_op
 from ...autograd import grad_mode
 from ...ops.arguments import user_stacklevel
 from ...ops.comparison import depends_on, where
@@ -72,6 +73,7 @@ def _check_regression_dtypes(kernel: str, input: Tensor, target: Tensor) -> None
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
+@autocast_op("float32")
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target)^2``, reduced."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -81,6 +83,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return _reduce(diff * diff, reduction)
 
 
+@autocast_op("float32")
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|input - target|``, reduced."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -88,6 +91,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return _reduce((input - target).abs(), reduction)
 
 
+@autocast_op("float32")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``)."""
@@ -103,6 +107,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return _reduce(where(magnitude < beta, (0.5 / beta) * diff * diff, magnitude - 0.5 * beta), reduction)
 
 
+@autocast_op("float32")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """``0.5 * d^2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)`` (``d = input - target``)."""
     reduction = _reduction(None, None, reduction)
@@ -259,6 +264,7 @@ def _check_class_weight(input: Tensor, weight: Tensor | None) -> None:
         )
 
 
+@autocast_op("float32")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` (N, d1, ...) under log-probabilities
@@ -274,6 +280,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return NllLoss.apply(input, target, weight, ignore_index, reduction)
 
 
+@autocast_op("float32")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -365,6 +372,7 @@ class BinaryCrossEntropy(Op):
         return grad_x, grad_t
 
 
+@autocast_op("float32")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """Binary cross entropy between probabilities ``input`` and ``target`` (same shape); logs are
@@ -383,6 +391,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _reduce(loss, reduction)
 
 
+@autocast_op("float32")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                                      reduce=None, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits:
@@ -402,6 +411,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return _reduce(loss, reduction)
 
 
+@autocast_op("float32")
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """``target * (log(target) - input)`` for log-probabilities ``input`` (0 where target is 0);
@@ -429,6 +439,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@autocast_op("float32")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     """Poisson negative log-likelihood: ``exp(input) - target * input`` (``log_input``), else
@@ -467,6 +478,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 # margins ------------------------------------------------------------------------------------
 
 
+@autocast_op("float32")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``."""
@@ -479,6 +491,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@autocast_op("float32")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
@@ -488,6 +501,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     return _reduce(loss, reduction)
 
 
+@autocast_op("float32")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -506,6 +520,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss, reduction)
 
 
+@autocast_op("float32")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                           reduce=None, reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``."""
@@ -520,6 +535,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(loss, reduction)
 
 
+@autocast_op("float32")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..._autocast_state import autocast_op
 from ...autograd import grad_mode
 from ...ops.comparison import depends_on
 from ...ops.op import Op, not_differentiable
@@ -131,6 +132,7 @@ def _normalized_shape(input: Tensor, normalized_shape) -> tuple:
     return shape
 
 
+@autocast_op("float32", device_types=('cuda',))
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims, then ``* weight + bias`` (elementwise)."""
@@ -233,6 +235,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     )
 
 
+@autocast_op("float32", device_types=('cuda',))
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Split the channels into ``num_groups`` groups, normalize each (sample, group) over its channels

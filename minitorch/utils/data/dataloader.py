@@ -4,7 +4,10 @@ PyTorch's signature, defaults and argument checks. Two deliberate differences:
 
 - Loading always happens in the main process. ``num_workers > 0`` is accepted (so PyTorch scripts
   run unchanged) and loads exactly as ``num_workers=0``: no worker processes, ``worker_init_fn`` is
-  not called and ``get_worker_info()`` returns ``None``. ``pin_memory`` is accepted and does nothing.
+  not called and ``get_worker_info()`` returns ``None``.
+
+``pin_memory=True`` is PyTorch's: with a GPU each batch's tensors are copied into page-locked memory
+(``Tensor.pin_memory``); without one each pass warns, as CPU-only PyTorch does, and batches stay as they are.
 - Fast path: when the dataset is a ``TensorDataset`` (possibly inside ``Subset``s, as ``random_split``
   makes) and ``collate_fn`` is ``default_collate``, a batch is fetched with one gather per tensor,
   ``[t.index_select(0, indices) for t in tensors]``, instead of indexing every sample and stacking
@@ -18,11 +21,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from ... import _dtype
+from ... import _dtype, cuda
 from ...creation import tensor
+from ...tensor import Tensor
 from ._collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, Subset, TensorDataset, _is_plain
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -197,6 +202,12 @@ class _DataLoaderIter:
             self._batches = self._iterable_batches(loader)
         else:
             self._batches = self._map_batches(loader)
+        if loader.pin_memory:
+            if cuda.is_available():
+                self._batches = map(_pinned, self._batches)
+            else:
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
+                              "pinned memory won't be used.", UserWarning, stacklevel=3)
 
     def __iter__(self) -> _DataLoaderIter:
         return self
@@ -237,6 +248,19 @@ class _DataLoaderIter:
         for indices in loader.batch_sampler:
             samples = getitems(indices) if getitems else [dataset[i] for i in indices]
             yield collate(samples)
+
+
+def _pinned(batch):
+    """``batch`` with every tensor in it (nested in mappings, tuples, lists) in page-locked memory."""
+    if isinstance(batch, Tensor):
+        return batch.pin_memory()
+    if isinstance(batch, Mapping):
+        return type(batch)({k: _pinned(v) for k, v in batch.items()})
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple
+        return type(batch)(*(_pinned(v) for v in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_pinned(v) for v in batch)
+    return batch
 
 
 def _tensor_source(dataset) -> tuple[tuple, list] | None:

@@ -21,7 +21,7 @@ class Language(enum.Enum):
 
 def _default_timer() -> Callable[[], float]:
     """``perf_counter``, synchronizing CUDA first when a GPU is available (kernels run asynchronously)."""
-    from ...._runtime import cuda
+    from .... import cuda
 
     if cuda.is_available():
         def timer() -> float:
