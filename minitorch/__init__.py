@@ -4,7 +4,8 @@
 """
 
 from . import _dtype, ao, autograd, linalg, nn, optim, quantization, sparse, special, testing, utils, viz
-from ._device import device
+from ._constants import e, inf, nan, newaxis, pi
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bool,
     double,
@@ -29,6 +30,7 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._finfo import finfo, iinfo
 from ._runtime import (
     cuda,
     get_num_threads,
@@ -40,10 +42,19 @@ from ._runtime import (
     set_num_threads,
     set_printoptions,
 )
+from ._tensortype import *
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .creation import *
 from .layout import layout, sparse_coo, strided
+from .memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    legacy_contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from .ops.arithmetic import *
 from .ops.blas import *
 from .ops.comparison import *
@@ -61,9 +72,6 @@ from .random import *
 from .serialization import *
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
-
-FloatTensor = DoubleTensor = LongTensor = None  # legacy constructors are not provided
-del FloatTensor, DoubleTensor, LongTensor
 
 __version__ = "0.1.0"
 

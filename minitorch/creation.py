@@ -15,6 +15,8 @@ import warnings
 from . import _dtype
 from ._backends import backend_for
 from ._device import CPU, as_device
+from .memory_format import checked as checked_memory_format
+from .memory_format import contiguous_format, format_strides, preserve_format
 from .storage import Storage
 from .tensor import Tensor, from_array
 
@@ -294,10 +296,23 @@ def _factory(make, size, dtype, device, requires_grad, name):
     return _finish(from_array(make(backend, shape, dtype), backend, dev), requires_grad)
 
 
-def empty(*size,
-          dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, memory_format=None) -> Tensor:
-    """Uninitialized memory (whatever the allocator returns)."""
-    return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty")
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+          memory_format=contiguous_format) -> Tensor:
+    """Uninitialized memory (whatever the allocator returns), laid out in ``memory_format``."""
+    if memory_format is contiguous_format:
+        return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty")
+    checked_memory_format("empty", memory_format)
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    strides = format_strides(memory_format, _shape(size, "empty"))
+    return _factory(lambda b, s, d: _strided_empty(b, s, d, strides), size, dtype, device, requires_grad, "empty")
+
+
+def _strided_empty(backend, shape: tuple, dtype, strides: tuple | None):
+    """An uninitialized array of ``shape`` with the given element ``strides`` (None: row-major) over a fresh buffer."""
+    if strides is None:
+        return backend.empty(shape, dtype)
+    return backend.as_strided(backend.empty((math.prod(shape),), dtype), shape, strides, 0)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
@@ -321,12 +336,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _factory(lambda b, s, d: b.full(s, fill_value, d), (size,), dtype, device, requires_grad, "full")
 
 
-def _like(input: Tensor, make, dtype, device, requires_grad):
-    """A new tensor shaped like ``input``; like PyTorch's preserve_format, a dense permuted layout
-    (e.g. ``x.t()``) is kept, so ``empty_like(x.t()).stride() == x.t().stride()``."""
+def _like(input: Tensor, make, dtype, device, requires_grad, memory_format=preserve_format, name: str = "empty_like"):
+    """A new tensor shaped like ``input``; with PyTorch's default preserve_format a dense permuted layout
+    (e.g. ``x.t()``) is kept, so ``empty_like(x.t()).stride() == x.t().stride()``; another memory format
+    gives that layout."""
     dtype = dtype or input.dtype
     backend, dev = _backend_and_device(device if device is not None else input.device)
     shape, order = input.shape, _dense_order(input)
+    if memory_format is not None and memory_format is not preserve_format:
+        strides = format_strides(checked_memory_format(name, memory_format), tuple(shape))
+        array = _strided_empty(backend, tuple(shape), dtype, strides)
+        array[...] = make(backend, (), dtype)
+        return _finish(from_array(array, backend, dev), requires_grad)
     if order is None:
         array = make(backend, tuple(shape), dtype)
     else:
@@ -350,25 +371,26 @@ def _dense_order(t: Tensor) -> list | None:
     return order
 
 
-def empty_like(input: Tensor,
-               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda b, s, d: b.empty(s, d), dtype, device, requires_grad)
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=preserve_format) -> Tensor:
+    return _like(input, lambda b, s, d: b.empty(s, d), dtype, device, requires_grad, memory_format, "empty_like")
 
 
-def zeros_like(input: Tensor,
-               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda b, s, d: b.zeros(s, d), dtype, device, requires_grad)
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=preserve_format) -> Tensor:
+    return _like(input, lambda b, s, d: b.zeros(s, d), dtype, device, requires_grad, memory_format, "zeros_like")
 
 
-def ones_like(input: Tensor,
-              *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda b, s, d: b.full(s, 1, d), dtype, device, requires_grad)
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=preserve_format) -> Tensor:
+    return _like(input, lambda b, s, d: b.full(s, 1, d), dtype, device, requires_grad, memory_format, "ones_like")
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
-              memory_format=None) -> Tensor:
+              memory_format=preserve_format) -> Tensor:
     fill_value = _scalar(fill_value)
-    return _like(input, lambda b, s, d: b.full(s, fill_value, d), dtype, device, requires_grad)
+    return _like(input, lambda b, s, d: b.full(s, fill_value, d), dtype, device, requires_grad, memory_format,
+                 "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
