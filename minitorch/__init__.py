@@ -61,10 +61,12 @@ from .ops.comparison import *
 
 # ops (each module installs its Tensor methods on import)
 from .ops.conversion import *
+from .ops.histogram import *
 from .ops.indexing import *
 from .ops.inplace import *
 from .ops.pointwise import *
 from .ops.reduction import *
+from .ops.resize import *
 from .ops.shape import *
 from .ops.sorting import *
 from .ops.views import *
@@ -98,8 +100,8 @@ from .quantization import (  # noqa: E402
 from .sparse import sparse_coo_tensor  # noqa: E402
 
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
-_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.indexing,
-                               _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views, _creation,
-                               _random))
+_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.histogram,
+                               _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views,
+                               _creation, _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out, _checked_namespace

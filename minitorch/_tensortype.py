@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 from . import _dtype
+from ._device import as_device
 from .creation import empty, tensor
 from .layout import strided
 from .tensor import Size, Tensor, legacy_type_name
@@ -23,32 +24,8 @@ class tensortype(type):
     is_sparse = False
 
     def __call__(cls, *args, device=None) -> Tensor:
-        """``T()`` (no elements), ``T(*sizes)`` or ``T(torch.Size)`` (uninitialized), ``T(data)`` (a copy),
-        ``T(tensor)`` (the tensor itself, which must already have this type's dtype)."""
-        name = cls.__name__
-        device = device if device is not None else "cpu"  # PyTorch's legacy constructors ignore the default device
-        if not args:
-            return empty(0, dtype=cls.dtype, device=device)
-        first = args[0]
-        if len(args) == 1 and isinstance(first, Tensor):
-            if first.dtype is not cls.dtype or first.device.type != "cpu":
-                raise TypeError(f"{name}(): expected a CPU tensor of dtype {cls.dtype} (got {first.dtype} on "
-                                f"{first.device})")
-            return first
-        if len(args) == 1 and not isinstance(first, (int, Size)):
-            if isinstance(first, str):
-                raise TypeError("new(): invalid data type 'str'")
-            return tensor(first, dtype=cls.dtype, device=device)
-        sizes = tuple(first) if len(args) == 1 and isinstance(first, Size) else args
-        for position, n in enumerate(sizes):
-            try:
-                operator.index(n)
-            except TypeError:
-                raise TypeError(
-                    f"new(): argument 'size' failed to unpack the object at pos {position + 1} with error "
-                    f'"type must be tuple of ints,but got {type(n).__name__}"'
-                ) from None
-        return empty(*sizes, dtype=cls.dtype, device=device)
+        # PyTorch's legacy constructors ignore the default device
+        return legacy_new(cls.__name__, cls.dtype, args, device if device is not None else "cpu")
 
     def __instancecheck__(cls, instance) -> bool:
         return isinstance(instance, Tensor) and instance.layout is strided and \
@@ -56,6 +33,41 @@ class tensortype(type):
 
     def __repr__(cls) -> str:
         return f"<class 'torch.{cls.__name__}'>"
+
+
+def legacy_new(name: str, dtype: _dtype.dtype, args: tuple, device) -> Tensor:
+    """PyTorch's legacy construction: ``()`` (no elements), ``(*sizes)`` or ``(torch.Size)`` (uninitialized),
+    ``(data)`` (a copy), ``(tensor)`` (the tensor itself, which must already have this dtype and device)."""
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):
+        if first.dtype is not dtype or first.device != as_device(device):
+            raise TypeError(f"{name}(): expected a tensor of dtype {dtype} on {device} (got {first.dtype} on "
+                            f"{first.device})")
+        return first
+    if len(args) == 1 and not isinstance(first, (int, Size)):
+        if isinstance(first, str):
+            raise TypeError("new(): invalid data type 'str'")
+        return tensor(first, dtype=dtype, device=device)
+    sizes = tuple(first) if len(args) == 1 and isinstance(first, Size) else args
+    for position, n in enumerate(sizes):
+        try:
+            operator.index(n)
+        except TypeError:
+            raise TypeError(
+                f"new(): argument 'size' failed to unpack the object at pos {position + 1} with error "
+                f'"type must be tuple of ints,but got {type(n).__name__}"'
+            ) from None
+    return empty(*sizes, dtype=dtype, device=device)
+
+
+def new(self: Tensor, *args, device=None) -> Tensor:
+    """``x.new(...)``: the legacy constructor with ``x``'s dtype and (by default) device."""
+    return legacy_new("new", self.dtype, args, device if device is not None else self.device)
+
+
+Tensor.new = new
 
 
 def _make(name: str, dtype: _dtype.dtype) -> tensortype:
