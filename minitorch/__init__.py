@@ -84,6 +84,8 @@ from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: 
 from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
 from .ops.arguments import checked_namespace as _checked_namespace  # noqa: E402
+from .ops.arguments import install_numpy_aliases as _numpy_aliases  # noqa: E402
+from .ops.arguments import numpy_aliases as _numpy_aliases_of  # noqa: E402
 from .quantization import (  # noqa: E402
     dequantize,
     fake_quantize_per_channel_affine,
@@ -104,4 +106,10 @@ _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops
                                _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views,
                                _creation, _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
-del _out, _checked_namespace
+# torch.sum(x, axis=0, keepdims=True) and x.sum(axis=0): numpy's names, accepted by PyTorch's argument parser
+_numpy_aliases(globals(), [name for name in list(globals()) if not name.startswith("_")])
+for _name in [name for name in vars(Tensor) if not name.startswith("_")]:
+    _method = vars(Tensor)[_name]
+    if callable(_method) and not isinstance(_method, type):
+        setattr(Tensor, _name, _numpy_aliases_of(_method, _name))
+del _out, _checked_namespace, _numpy_aliases, _numpy_aliases_of, _name, _method

@@ -441,7 +441,9 @@ INPLACE_OPS = (
     "index_fill", "scatter", "scatter_add", "index_copy", "nan_to_num", "logical_not", "bitwise_not", "fill_diagonal",
     "erfinv", "clamp_min", "clamp_max", "xlogy", "fmax", "fmin", "hypot", "logaddexp",
     "erfc", "lgamma", "digamma", "polygamma", "i0", "sinc", "logit", "deg2rad", "rad2deg", "copysign", "addcmul",
-    "addcdiv",
+    "addcdiv", "sgn", "fix", "addmm", "addmv", "addr", "addbmm", "baddbmm", "cumsum", "cumprod", "tril", "triu",
+    "put", "masked_scatter", "scatter_reduce", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
 )
 for _name in INPLACE_OPS:
     setattr(Tensor, _name + "_", make_inplace(_name))
@@ -451,6 +453,11 @@ Tensor.divide_ = Tensor.div_
 Tensor.negative_ = Tensor.neg_
 Tensor.absolute_ = Tensor.abs_
 Tensor.arcsin_, Tensor.arccos_, Tensor.arctan_ = Tensor.asin_, Tensor.acos_, Tensor.atan_
+Tensor.arcsinh_, Tensor.arccosh_, Tensor.arctanh_ = Tensor.asinh_, Tensor.acosh_, Tensor.atanh_
+Tensor.arctan2_ = Tensor.atan2_
+Tensor.greater_, Tensor.greater_equal_ = Tensor.gt_, Tensor.ge_
+Tensor.less_, Tensor.less_equal_ = Tensor.lt_, Tensor.le_
+Tensor.not_equal_ = Tensor.ne_
 
 Tensor.__iadd__ = lambda self, other: self.add_(other)
 Tensor.__isub__ = lambda self, other: self.sub_(other)
