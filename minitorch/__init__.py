@@ -108,7 +108,7 @@ _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 # torch.sum(x, axis=0, keepdims=True) and x.sum(axis=0): numpy's names, accepted by PyTorch's argument parser
 _numpy_aliases(globals(), [name for name in list(globals()) if not name.startswith("_")])
-for _name in [name for name in vars(Tensor) if not name.startswith("_")]:
+for _name in [name for name in vars(Tensor) if not name.startswith("_") and name not in _ops.arguments.PYTHON_LEVEL]:
     _method = vars(Tensor)[_name]
     if callable(_method) and not isinstance(_method, type):
         setattr(Tensor, _name, _numpy_aliases_of(_method, _name))

@@ -27,12 +27,7 @@ def _checked(name: str, value) -> _dtype.dtype:
         cls = type(value)
         kind = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
         raise TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not {kind}")
-    if value.is_quantized and name == "iinfo":
-        raise NotImplementedError(f'"dtype" not implemented for \'{_QUANTIZED_NAMES[value.name]}\'')
     return value
-
-
-_QUANTIZED_NAMES = {"qint8": "QInt8", "quint8": "QUInt8", "qint32": "QInt32"}
 
 
 class finfo:

@@ -97,9 +97,15 @@ def numpy_aliases(fn, name: str | None = None):
     return aliased
 
 
+# functions PyTorch writes in Python (torch.functional, torch/_tensor.py): its argument parser never sees them
+PYTHON_LEVEL = frozenset({"norm", "split", "unique", "unique_consecutive", "unflatten", "tensordot", "stft", "istft"})
+
+
 def install_numpy_aliases(namespace: dict, names) -> None:
-    """Rebind each function ``namespace[name]`` to its ``numpy_aliases`` form (once)."""
+    """Rebind each function ``namespace[name]`` to its ``numpy_aliases`` form (once), except PYTHON_LEVEL's."""
     for name in names:
+        if name in PYTHON_LEVEL:
+            continue
         function = namespace.get(name)
         if inspect.isfunction(function) and not getattr(function, "_numpy_aliases", False):
             namespace[name] = numpy_aliases(function, name)

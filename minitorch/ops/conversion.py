@@ -57,11 +57,10 @@ def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:
 
 def contiguous(input: Tensor, memory_format=contiguous_format) -> Tensor:
     """``input`` itself when already laid out in ``memory_format`` (row-major by default), else such a copy."""
-    checked("contiguous", memory_format)
+    if input.is_contiguous(memory_format=checked("contiguous", memory_format)):
+        return input
     if memory_format is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-    if input.is_contiguous(memory_format=memory_format):
-        return input
     return Clone.apply(input, format_order(memory_format, input.shape))
 
 
