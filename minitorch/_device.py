@@ -91,10 +91,10 @@ def _is_registered(kind: str) -> bool:
 _state = threading.local()
 
 
-def set_default_device(device_spec) -> None:
-    """Make ``device_spec`` (a device, a string, a CUDA ordinal, or None for the CPU) the device of tensors
-    that factories (``zeros``, ``tensor``, ``arange``, ``randn``, ...) create without ``device=``."""
-    _state.default = None if device_spec is None else as_device(device_spec)
+def set_default_device(device) -> None:
+    """Make ``device`` (a device, a string, a CUDA ordinal, or None for the CPU) the device of tensors that
+    factories (``zeros``, ``tensor``, ``arange``, ...) create without ``device=``."""
+    _state.default = None if device is None else as_device(device)
 
 
 def get_default_device() -> device:

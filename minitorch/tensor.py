@@ -214,6 +214,11 @@ class Tensor:
         return self._storage.device.type == "cuda"
 
     @property
+    def is_xpu(self) -> bool:
+        """False: minitorch has no Intel GPU (XPU) backend, as a PyTorch build without one."""
+        return self._storage.device.type == "xpu"
+
+    @property
     def is_meta(self) -> bool:
         return self._storage.device.type == "meta"
 
@@ -232,9 +237,9 @@ class Tensor:
         """With no argument, the legacy type name (``'torch.FloatTensor'``); else a cast."""
         if dtype is None:
             return legacy_type_name(self)
-        if isinstance(dtype, str):
-            dtype = _dtype_from_type_name(dtype)
-        elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dtype.dtype):
+        if isinstance(dtype, str):  # 'torch.cuda.FloatTensor' names the device too
+            return self.to("cuda" if dtype.startswith("torch.cuda.") else "cpu", _dtype_from_type_name(dtype))
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dtype.dtype):
             dtype = dtype.dtype  # a legacy constructor: x.type(torch.LongTensor)
         return self.to(dtype=dtype)
 
