@@ -218,3 +218,21 @@ def test_spmm_and_assert_allclose():
         warnings.simplefilter("ignore")
         with pytest.raises(AssertionError):
             torch.testing.assert_allclose(torch.tensor([1.0]), [1.1])
+
+
+def test_packed_sequences_round_trip_with_gradients():
+    from minitorch.nn.utils.rnn import pack_padded_sequence, pack_sequence, pad_packed_sequence, unpack_sequence
+
+    x = _f64(3, 4, 2)
+
+    def round_trip(x):
+        packed = pack_padded_sequence(x, [2, 4, 1], batch_first=True, enforce_sorted=False)
+        return pad_packed_sequence(packed, batch_first=True, padding_value=3.0)[0]
+
+    assert gradcheck(round_trip, (x,))
+    out, lengths = pad_packed_sequence(pack_padded_sequence(x, torch.tensor([2, 4, 1]), True, False), True)
+    assert lengths.tolist() == [2, 4, 1] and torch.equal(out[1], x[1]) and out[2, 1:].eq(0).all()
+    sequences = [_f64(2), _f64(3)]
+    assert all(torch.equal(a, b) for a, b in zip(unpack_sequence(pack_sequence(sequences, False)), sequences))
+    with pytest.raises(RuntimeError, match="decreasing"):
+        pack_sequence(sequences)

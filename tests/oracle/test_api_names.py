@@ -336,3 +336,49 @@ def test_gradients_match_pytorch(source):
         (out * weights).sum().backward()
         results.append(np.asarray(x.grad.numpy()))
     np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+
+
+PACKING = [
+    "R.pack_padded_sequence(x, [2, 4, 1], batch_first=True, enforce_sorted=False)",
+    "R.pad_packed_sequence(R.pack_padded_sequence(x, [2, 4, 1], batch_first=True, enforce_sorted=False), "
+    "batch_first=True)",
+    "R.pad_packed_sequence(R.pack_padded_sequence(x, [2, 4, 1], batch_first=True, enforce_sorted=False), "
+    "total_length=6, padding_value=-1)",
+    "R.pack_padded_sequence(x.t(), t.tensor([3, 3, 1]))",
+    "R.pack_padded_sequence(t.arange(30.).reshape(6, 5), [2, 3, 2, 3, 1, 2], batch_first=True, enforce_sorted=False)",
+    "R.pack_sequence([t.tensor([1, 2, 3]), t.tensor([4])])",
+    "R.pack_sequence([t.tensor([1.]), t.tensor([4., 5])], enforce_sorted=False)",
+    "tuple(R.unpack_sequence(R.pack_sequence([t.tensor([1.]), t.tensor([4., 5])], enforce_sorted=False)))",
+    "R.pack_padded_sequence(x, [2, 4, 1], batch_first=True)",
+    "R.pack_padded_sequence(x, [2, 0, 1], batch_first=True, enforce_sorted=False)",
+    "R.pack_padded_sequence(x, t.tensor([[4, 2, 1]]), batch_first=True)",
+    "R.pad_packed_sequence(R.pack_padded_sequence(x, [2, 4, 1], batch_first=True, enforce_sorted=False), "
+    "total_length=2)",
+    "R.pack_padded_sequence(x, [2, 4, 1], batch_first=True, enforce_sorted=False).to(t.float64).data",
+]
+
+
+@pytest.mark.parametrize("source", PACKING)
+def test_packed_sequences_match_pytorch(source):
+    import torch.nn.utils.rnn as torch_rnn
+
+    import minitorch.nn.utils.rnn as minitorch_rnn
+
+    results = []
+    for lib, rnn in ((torch, torch_rnn), (minitorch, minitorch_rnn)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                results.append(eval(source, {"t": lib, "R": rnn, "x": lib.arange(12.0).reshape(3, 4)}))
+            except Exception as exc:  # noqa: BLE001 - compared by type
+                results.append(exc)
+    expected, actual = results
+    if isinstance(expected, tuple) and not isinstance(expected, Exception):
+        assert type(actual).__name__ == type(expected).__name__ and len(actual) == len(expected), source
+        for e, a in zip(expected, actual):
+            if e is None:
+                assert a is None, source
+            else:
+                _same(e, a, source)
+    else:
+        _same(expected, actual, source)
