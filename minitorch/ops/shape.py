@@ -167,9 +167,10 @@ class RepeatInterleave(Op):
     gradient sums each slice's copies (an int: a reshape and a sum; counts: an index_add of the copies)."""
 
     def forward(self, x, repeats, dim):
-        self.dim, self.input_shape, self.repeats = dim, x.shape, repeats
         if type(repeats) is not int:
+            repeats = repeats.tolist()  # CuPy's repeat takes counts as a list, not a device array
             self.index = self.xp.repeat(self.xp.arange(x.shape[dim]), repeats)
+        self.dim, self.input_shape, self.repeats = dim, x.shape, repeats
         return self.xp.repeat(x, repeats, axis=dim)
 
     def backward(self, grad):
@@ -182,7 +183,7 @@ class RepeatIndices(Op):
     """``torch.repeat_interleave(repeats)``: index ``i`` repeated ``repeats[i]`` times, in ``repeats``' dtype."""
 
     def forward(self, repeats):
-        return self.xp.repeat(self.xp.arange(repeats.shape[0], dtype=repeats.dtype), repeats)
+        return self.xp.repeat(self.xp.arange(repeats.shape[0], dtype=repeats.dtype), repeats.tolist())
 
 
 def _check_repeats(repeats: Tensor) -> None:
