@@ -382,3 +382,35 @@ def test_packed_sequences_match_pytorch(source):
                 _same(e, a, source)
     else:
         _same(expected, actual, source)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32"])
+def test_linspace_and_logspace_bitwise(dtype):
+    """PyTorch's kernels: one fused multiply-add per value (linspace in float32/float64), the endpoints through
+    float32 for float16, truncated for integers; logspace's exponents in float64 and the C library's pow."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        start, end = (rng.standard_normal(2) * rng.choice([1, 10, 1000])).tolist()
+        steps = int(rng.choice([rng.integers(0, 100), rng.integers(100, 3000)]))
+        for name, args in (("linspace", (start, end, steps)), ("logspace", (start / 500, end / 500, steps // 10))):
+            expected = getattr(torch, name)(*args, dtype=getattr(torch, dtype)).numpy()
+            actual = getattr(minitorch, name)(*args, dtype=getattr(minitorch, dtype)).numpy()
+            np.testing.assert_array_equal(actual, expected, err_msg=f"{name}{args} {dtype}")
+
+
+def test_histograms_bitwise_on_random_data():
+    """Elements on or next to bin edges land in PyTorch's bin (its interpolation, local search and edges)."""
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        dtype = str(rng.choice(["float32", "float64"]))
+        data = (rng.standard_normal(int(rng.integers(0, 50))) * rng.choice([1, 0.1, 100])).astype(dtype)
+        if rng.random() < 0.5:
+            data = np.round(data * 4) / 4  # many values exactly on edges
+        bins = int(rng.integers(1, 20))
+        low, high = sorted(rng.standard_normal(2).round(2).tolist())
+        for name, kwargs in (("histc", {"bins": bins, "min": low, "max": high}), ("histc", {"bins": bins}),
+                             ("histogram", {"bins": bins}), ("histogram", {"bins": bins, "range": (low, high)})):
+            expected = getattr(torch, name)(torch.from_numpy(data.copy()), **kwargs)
+            actual = getattr(minitorch, name)(minitorch.from_numpy(data.copy()), **kwargs)
+            for e, a in zip(expected if name == "histogram" else (expected,), actual if name == "histogram" else (actual,)):
+                np.testing.assert_array_equal(a.numpy(), e.numpy(), err_msg=f"{name}({data.tolist()}, {kwargs})")
