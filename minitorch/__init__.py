@@ -27,7 +27,8 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     utils,
     viz,
 )
-from ._device import device
+from ._constants import e, inf, nan, newaxis, pi
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bool,
     double,
@@ -52,6 +53,7 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._finfo import finfo, iinfo
 from ._matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._runtime import (
     get_num_threads,
@@ -63,6 +65,7 @@ from ._runtime import (
     set_num_threads,
     set_printoptions,
 )
+from ._tensortype import *
 from .amp import autocast
 from .amp.autocast_mode import get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled
 from .amp.grad_scaler import amp_foreach_non_finite_check_and_unscale_ as _amp_foreach_non_finite_check_and_unscale_
@@ -71,16 +74,26 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .autograd.grad_mode import is_inference_mode_enabled
 from .creation import *
 from .layout import layout, sparse_coo, strided
+from .memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    legacy_contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from .ops.arithmetic import *
 from .ops.blas import *
 from .ops.comparison import *
 
 # ops (their Tensor methods come from minitorch/_tensor_methods.py)
 from .ops.conversion import *
+from .ops.histogram import *
 from .ops.indexing import *
 from .ops.inplace import *
 from .ops.pointwise import *
 from .ops.reduction import *
+from .ops.resize import *
 from .ops.shape import *
 from .ops.sorting import *
 from .ops.views import *
@@ -88,9 +101,6 @@ from .random import *
 from .serialization import *
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
-
-FloatTensor = DoubleTensor = LongTensor = None  # legacy constructors are not provided
-del FloatTensor, DoubleTensor, LongTensor
 
 __version__ = "0.1.0"
 
@@ -102,6 +112,7 @@ from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: 
 from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
 from .ops.arguments import checked_namespace as _checked_namespace  # noqa: E402
+from .ops.arguments import install_numpy_aliases as _numpy_aliases  # noqa: E402
 from .quantization import (  # noqa: E402
     dequantize,
     fake_quantize_per_channel_affine,
@@ -121,10 +132,12 @@ _install_tensor_methods()  # Tensor's methods and operators, from one table (min
 del _install_tensor_methods
 
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
-_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.indexing,
-                               _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views, _creation,
-                               _random))
+_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.histogram,
+                               _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views,
+                               _creation, _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
-del _out, _checked_namespace
+# torch.sum(x, axis=0, keepdims=True): numpy's names, accepted by PyTorch's argument parser (Tensor methods: the table)
+_numpy_aliases(globals(), [name for name in list(globals()) if not name.startswith("_")])
+del _out, _checked_namespace, _numpy_aliases
 from . import fx  # noqa: E402 - traces through the namespaces above
 from .autograd import profiler as _autograd_profiler  # noqa: E402,F401 - minitorch.autograd.profiler

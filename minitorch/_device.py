@@ -1,9 +1,12 @@
-"""Devices: where a tensor's storage lives (``cpu``, ``cuda:N``, ``meta``).
+"""Devices: where a tensor's storage lives (``cpu``, ``cuda:N``, ``meta``), and the default device that
+factories use when given none (``set_default_device``, or ``with torch.device('meta'):``).
 
 Device objects are interned, so the hot path can compare them with ``is``.
 """
 
 from __future__ import annotations
+
+import threading
 
 _interned: dict[tuple[str, int | None], device] = {}
 
@@ -67,6 +70,16 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with torch.device('meta'):``: factories without ``device=`` allocate here until the block ends."""
+        stack = _state.__dict__.setdefault("entered", [])
+        stack.append(_state.__dict__.get("default"))
+        _state.default = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.default = _state.entered.pop()
+
 
 def _is_registered(kind: str) -> bool:
     from ._backends.registry import is_registered
@@ -74,10 +87,32 @@ def _is_registered(kind: str) -> bool:
     return is_registered(kind)
 
 
-def as_device(spec) -> device:
-    """Normalize what users pass as ``device=`` (str, int CUDA ordinal, device, None->cpu)."""
-    if spec is None:
+# The default device is per thread, as PyTorch's device context is (None: the CPU).
+_state = threading.local()
+
+
+def set_default_device(device) -> None:
+    """Make ``device`` (a device, a string, a CUDA ordinal, or None for the CPU) the device of tensors that
+    factories (``zeros``, ``tensor``, ``arange``, ...) create without ``device=``."""
+    _state.default = None if device is None else as_device(device)
+
+
+def get_default_device() -> device:
+    """The device factories use without ``device=`` (``cuda`` without an index reads as the current ``cuda:N``)."""
+    default = _state.__dict__.get("default")
+    if default is None:
         return CPU
+    if default.type == "cuda" and default.index is None:
+        from ._backends.registry import backend_for
+
+        return backend_for(default).normalize(default)
+    return default
+
+
+def as_device(spec) -> device:
+    """Normalize what users pass as ``device=`` (str, int CUDA ordinal, device; None: the default device)."""
+    if spec is None:
+        return _state.__dict__.get("default") or CPU
     if isinstance(spec, device):
         return spec
     if isinstance(spec, int):

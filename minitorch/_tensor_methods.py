@@ -9,6 +9,7 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 
 from __future__ import annotations
 
+from . import _tensortype
 from .creation import _new_factory, _new_full, _new_tensor, empty, ones, zeros
 from .cuda import memory as cuda_memory
 from .nn.functional import activation
@@ -17,14 +18,17 @@ from .ops import (
     blas,
     comparison,
     conversion,
+    histogram,
     indexing,
     inplace,
     pointwise,
     reduction,
+    resize,
     shape,
     sorting,
     views,
 )
+from .ops.arguments import PYTHON_LEVEL, numpy_aliases
 from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
 from .quantization import quantize
@@ -186,11 +190,16 @@ METHODS: dict[str, object] = {
     "as_strided": views.as_strided, "unbind": views.unbind, "split": views.split,
     "split_with_sizes": views.split_with_sizes, "chunk": views.chunk, "tensor_split": views.tensor_split,
     "unfold": views.unfold, "hsplit": views.hsplit, "vsplit": views.vsplit, "dsplit": views.dsplit,
+    "ravel": views.ravel,
     "T": property(views._T), "mT": property(views._mT), "H": property(views._T), "mH": property(views._mT),
     # ops/shape.py
     "repeat": shape.repeat, "tile": shape.tile, "flip": shape.flip, "fliplr": shape.fliplr, "flipud": shape.flipud,
     "roll": shape.roll, "tril": shape.tril, "triu": shape.triu, "broadcast_to": shape.broadcast_to,
     "diag": shape.diag, "diag_embed": shape.diag_embed, "trace": shape.trace,
+    "repeat_interleave": shape.repeat_interleave, "diff": shape.diff,
+    # ops/histogram.py and ops/resize.py
+    "bincount": histogram.bincount, "histc": histogram.histc, "histogram": histogram.histogram,
+    "resize_": resize.resize_, "resize_as_": resize.resize_as_, "resize": resize.resize,
     # ops/indexing.py
     "gather": indexing.gather, "scatter": indexing.scatter, "scatter_add": indexing.scatter_add,
     "scatter_reduce": indexing.scatter_reduce, "index_put": indexing.index_put, "index_select": indexing.index_select,
@@ -208,7 +217,8 @@ METHODS: dict[str, object] = {
     "clone": conversion.clone, "contiguous": conversion.contiguous,
     # creation.py and random.py
     "new_empty": _new_factory(empty), "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
-    "new_full": _new_full, "new_tensor": _new_tensor, "bernoulli": bernoulli, "multinomial": multinomial,
+    "new_full": _new_full, "new_tensor": _new_tensor, "new": _tensortype.new,
+    "bernoulli": bernoulli, "multinomial": multinomial,
     # nn/functional/activation.py
     "softmax": activation.torch_softmax, "log_softmax": activation.torch_log_softmax,
     # ops/inplace.py: writes into self (the out-of-place op, then CopySlices when self is a view)
@@ -241,6 +251,14 @@ METHODS: dict[str, object] = {
     "i0_": _in_place("i0"), "sinc_": _in_place("sinc"), "logit_": _in_place("logit"),
     "deg2rad_": _in_place("deg2rad"), "rad2deg_": _in_place("rad2deg"), "copysign_": _in_place("copysign"),
     "addcmul_": _in_place("addcmul"), "addcdiv_": _in_place("addcdiv"),
+    **{name + "_": _in_place(name) for name in (
+        "sgn", "fix", "addmm", "addmv", "addr", "addbmm", "baddbmm", "cumsum", "cumprod", "tril", "triu", "put",
+        "masked_scatter", "scatter_reduce", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+        "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")},
+    "arcsinh_": _in_place("asinh"), "arccosh_": _in_place("acosh"), "arctanh_": _in_place("atanh"),
+    "arctan2_": _in_place("atan2"), "greater_": _in_place("gt"), "greater_equal_": _in_place("ge"),
+    "less_": _in_place("lt"), "less_equal_": _in_place("le"), "not_equal_": _in_place("ne"),
+    "random_": inplace._random_fill(inplace._random),
     "subtract_": _in_place("sub"), "multiply_": _in_place("mul"), "divide_": _in_place("div"),
     "negative_": _in_place("neg"), "absolute_": _in_place("abs"), "arcsin_": _in_place("asin"),
     "arccos_": _in_place("acos"), "arctan_": _in_place("atan"),
@@ -271,4 +289,8 @@ def install() -> None:
     for cls, methods in ((Tensor, METHODS), (SparseTensor, SPARSE_METHODS), (QTensor, QUANTIZED_METHODS)):
         for name, function in methods.items():
             setattr(cls, name, function)
+    # x.sum(axis=0, keepdims=True): numpy's keyword names, which PyTorch's argument parser accepts
+    for name, method in list(vars(Tensor).items()):
+        if not name.startswith("_") and name not in PYTHON_LEVEL and callable(method) and not isinstance(method, type):
+            setattr(Tensor, name, numpy_aliases(method, name))
 

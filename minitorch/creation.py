@@ -15,6 +15,8 @@ import warnings
 from . import _dtype
 from ._backends import backend_for
 from ._device import CPU, as_device
+from .memory_format import checked as checked_memory_format
+from .memory_format import contiguous_format, format_strides, preserve_format
 from .storage import Storage
 from .tensor import Tensor, from_array
 
@@ -294,10 +296,23 @@ def _factory(make, size, dtype, device, requires_grad, name):
     return _finish(from_array(make(backend, shape, dtype), backend, dev), requires_grad)
 
 
-def empty(*size,
-          dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, memory_format=None) -> Tensor:
-    """Uninitialized memory (whatever the allocator returns)."""
-    return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty")
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+          memory_format=contiguous_format) -> Tensor:
+    """Uninitialized memory (whatever the allocator returns), laid out in ``memory_format``."""
+    if memory_format is contiguous_format:
+        return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty")
+    checked_memory_format("empty", memory_format)
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    strides = format_strides(memory_format, _shape(size, "empty"))
+    return _factory(lambda b, s, d: _strided_empty(b, s, d, strides), size, dtype, device, requires_grad, "empty")
+
+
+def _strided_empty(backend, shape: tuple, dtype, strides: tuple | None):
+    """An uninitialized array of ``shape`` with the given element ``strides`` (None: row-major) over a fresh buffer."""
+    if strides is None:
+        return backend.empty(shape, dtype)
+    return backend.as_strided(backend.empty((math.prod(shape),), dtype), shape, strides, 0)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
@@ -321,12 +336,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _factory(lambda b, s, d: b.full(s, fill_value, d), (size,), dtype, device, requires_grad, "full")
 
 
-def _like(input: Tensor, make, dtype, device, requires_grad):
-    """A new tensor shaped like ``input``; like PyTorch's preserve_format, a dense permuted layout
-    (e.g. ``x.t()``) is kept, so ``empty_like(x.t()).stride() == x.t().stride()``."""
+def _like(input: Tensor, make, dtype, device, requires_grad, memory_format=preserve_format, name: str = "empty_like"):
+    """A new tensor shaped like ``input``; with PyTorch's default preserve_format a dense permuted layout
+    (e.g. ``x.t()``) is kept, so ``empty_like(x.t()).stride() == x.t().stride()``; another memory format
+    gives that layout."""
     dtype = dtype or input.dtype
     backend, dev = _backend_and_device(device if device is not None else input.device)
     shape, order = input.shape, _dense_order(input)
+    if memory_format is not None and memory_format is not preserve_format:
+        strides = format_strides(checked_memory_format(name, memory_format), tuple(shape))
+        array = _strided_empty(backend, tuple(shape), dtype, strides)
+        array[...] = make(backend, (), dtype)
+        return _finish(from_array(array, backend, dev), requires_grad)
     if order is None:
         array = make(backend, tuple(shape), dtype)
     else:
@@ -350,25 +371,26 @@ def _dense_order(t: Tensor) -> list | None:
     return order
 
 
-def empty_like(input: Tensor,
-               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda b, s, d: b.empty(s, d), dtype, device, requires_grad)
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=preserve_format) -> Tensor:
+    return _like(input, lambda b, s, d: b.empty(s, d), dtype, device, requires_grad, memory_format, "empty_like")
 
 
-def zeros_like(input: Tensor,
-               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda b, s, d: b.zeros(s, d), dtype, device, requires_grad)
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=preserve_format) -> Tensor:
+    return _like(input, lambda b, s, d: b.zeros(s, d), dtype, device, requires_grad, memory_format, "zeros_like")
 
 
-def ones_like(input: Tensor,
-              *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda b, s, d: b.full(s, 1, d), dtype, device, requires_grad)
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=preserve_format) -> Tensor:
+    return _like(input, lambda b, s, d: b.full(s, 1, d), dtype, device, requires_grad, memory_format, "ones_like")
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
-              memory_format=None) -> Tensor:
+              memory_format=preserve_format) -> Tensor:
     fill_value = _scalar(fill_value)
-    return _like(input, lambda b, s, d: b.full(s, fill_value, d), dtype, device, requires_grad)
+    return _like(input, lambda b, s, d: b.full(s, fill_value, d), dtype, device, requires_grad, memory_format,
+                 "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
@@ -397,17 +419,54 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(from_array(array.astype(backend.array_dtype(dtype)), backend, dev), requires_grad)
 
 
-def _linear_values(backend, start, end, steps: int, compute):
+def _linear_values(backend, start, end, steps: int, compute, step=None, fused: bool = True):
     """PyTorch's linspace kernel: ``start + i*step`` for the first half, ``end - (steps-1-i)*step``
-    for the second (so both ends are exact), evaluated in ``compute``."""
+    for the second (so both ends are exact), evaluated in ``compute``; in float32 and float64 each value
+    is one fused multiply-add (``fused``), as in PyTorch's compiled kernel; narrower floats round after each
+    operation, and take the endpoints through float32, as c10's conversions do."""
     xp = backend.xp
     array_dtype = backend.array_dtype(compute)
-    index = xp.arange(steps, dtype=array_dtype)
+    narrow = compute is not _dtype.float32 and compute is not _dtype.float64
+    if narrow:
+        single = backend.array_dtype(_dtype.float32)
+        start, end = (xp.asarray(v, dtype=single) for v in (start, end))
     if steps == 1:
         return xp.full((1,), start, dtype=array_dtype)
     start_v, end_v = xp.asarray(start, dtype=array_dtype), xp.asarray(end, dtype=array_dtype)
-    step = (end_v - start_v) / (steps - 1)
-    return xp.where(index < steps // 2, start_v + step * index, end_v - step * (steps - 1 - index))
+    if step is None:
+        step = (end_v - start_v) / (steps - 1)
+    count = xp.arange(steps)
+    first_half = count < steps // 2
+    up, down = count.astype(array_dtype), (steps - 1 - count).astype(array_dtype)
+    if narrow or not fused:
+        return xp.where(first_half, start_v + step * up, end_v - step * down)
+    return xp.where(first_half, _fused_multiply_add(xp, step, up, start_v), _fused_multiply_add(xp, -step, down, end_v))
+
+
+_SPLIT = 134217729.0  # 2**27 + 1: Dekker's splitting constant for float64
+
+
+def _fused_multiply_add(xp, a, b, c):
+    """``a * b + c`` rounded once (the fma instruction), for float32 or float64 arrays: float32 through float64,
+    whose products of float32 values are exact; float64 by error-free transformations (Dekker's exact product,
+    Knuth's exact sum), which round correctly except in cases far rarer than linspace's inputs produce."""
+    dtype = xp.result_type(a, b, c)
+    if dtype.itemsize == 4:
+        wide = xp.float64
+        return (xp.asarray(a, dtype=wide) * xp.asarray(b, dtype=wide) + xp.asarray(c, dtype=wide)).astype(dtype)
+    a, b, c = xp.asarray(a, dtype=dtype), xp.asarray(b, dtype=dtype), xp.asarray(c, dtype=dtype)
+    product = a * b
+    a_big = _SPLIT * a
+    a_high = a_big - (a_big - a)
+    a_low = a - a_high
+    b_big = _SPLIT * b
+    b_high = b_big - (b_big - b)
+    b_low = b - b_high
+    product_error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    total = product + c
+    virtual = total - product
+    sum_error = (product - (total - virtual)) + (c - virtual)
+    return total + (sum_error + product_error)
 
 
 def _check_steps(name: str, steps) -> int:
@@ -418,28 +477,61 @@ def _check_steps(name: str, steps) -> int:
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (for an integer dtype, from the
+    truncated ``start`` to the truncated ``end``, as PyTorch)."""
     steps = _check_steps("linspace", steps)
-    start, end = float(_scalar(start)), float(_scalar(end))
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
+    start, end = _endpoint(_scalar(start), dtype), _endpoint(_scalar(end), dtype)
     compute = dtype if dtype.is_floating_point else _dtype.float64
     check_allocation("linspace", (steps,), compute, backend)
     array = _linear_values(backend, start, end, steps, compute).astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
 
 
+def _endpoint(value, dtype) -> float:
+    """A range endpoint as PyTorch's kernels take it: converted to an integer dtype by truncation."""
+    return float(int(value)) if not dtype.is_floating_point and dtype is not _dtype.bool else float(value)
+
+
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None, requires_grad=False,
              layout=None) -> Tensor:
-    """``base ** linspace(start, end, steps)``."""
+    """``base ** linspace(start, end, steps)``, as PyTorch's kernel computes it: the endpoints in ``dtype``
+    (truncated for integers), the exponents in float64 (one fused multiply-add each), ``pow`` in float64
+    (an integer dtype's base first rounded to float32)."""
     steps = _check_steps("logspace", steps)
-    start, end = float(_scalar(start)), float(_scalar(end))
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
     check_allocation("logspace", (steps,), _dtype.float64, backend)
-    exponents = _linear_values(backend, start, end, steps, _dtype.float64)
-    array = backend.xp.power(float(base), exponents).astype(backend.array_dtype(dtype))
+    xp = backend.xp
+    wide = backend.array_dtype(_dtype.float64)
+    start, end, base = float(_scalar(start)), float(_scalar(end)), float(base)
+    if steps > 1 and dtype.is_floating_point:
+        start_v, end_v = (xp.asarray(v, dtype=backend.array_dtype(dtype)) for v in (start, end))
+        step = (end_v - start_v).astype(wide) / (steps - 1)  # the difference is taken in dtype
+        start, end = float(start_v), float(end_v)
+        exponents = _linear_values(backend, start, end, steps, _dtype.float64, step, fused=False)
+    elif steps > 1:
+        start, end = _endpoint(start, dtype), _endpoint(end, dtype)
+        base = float(xp.asarray(base, dtype=backend.array_dtype(_dtype.float32)))
+        exponents = _linear_values(backend, start, end, steps, _dtype.float64, fused=False)
+    else:
+        exponents = xp.full((steps,), start, dtype=wide)
+    if backend.device_type == "meta":  # shapes only
+        array = xp.power(base, exponents)
+    else:  # the C library's pow, as PyTorch's kernel calls it (numpy's vectorized power can differ in the last bit)
+        array = xp.asarray([_pow(base, e) for e in exponents.tolist()], dtype=wide)
+    array = array.astype(backend.array_dtype(dtype))
     return _finish(from_array(array, backend, dev), requires_grad)
+
+
+def _pow(base: float, exponent: float) -> float:
+    try:
+        return math.pow(base, exponent)
+    except OverflowError:
+        return math.inf
+    except ValueError:  # a negative base to a fractional power: C's pow gives NaN
+        return math.nan
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False, layout=None) -> Tensor:

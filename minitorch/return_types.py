@@ -31,5 +31,7 @@ topk = _structseq("topk", _VALUES_INDICES)
 aminmax = _structseq("aminmax", ("min", "max"))
 cummax = _structseq("cummax", _VALUES_INDICES)
 cummin = _structseq("cummin", _VALUES_INDICES)
+histogram = _structseq("histogram", ("hist", "bin_edges"))
 
-__all__ = ["max", "min", "median", "mode", "kthvalue", "sort", "topk", "aminmax", "cummax", "cummin"]
+__all__ = ["max", "min", "median", "mode", "kthvalue", "sort", "topk", "aminmax", "cummax", "cummin",
+           "histogram"]

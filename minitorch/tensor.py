@@ -17,6 +17,8 @@ from . import _dtype
 from ._device import as_device
 from .autograd import grad_mode
 from .autograd.graph import add_hook
+from .memory_format import checked as checked_memory_format
+from .memory_format import contiguous_format, is_in_format, preserve_format
 from .storage import Storage, TypedStorage, UntypedStorage
 
 
@@ -78,11 +80,12 @@ class Tensor:
 
         self = object.__new__(cls)
         self._meta = None
+        device = kwargs.get("device") or "cpu"  # legacy constructors ignore set_default_device, as in PyTorch
         if args and all(isinstance(a, int) for a in args):
-            source = empty(*args, device=kwargs.get("device"))
+            source = empty(*args, device=device)
         else:
             data = args[0] if args else []
-            source = tensor(data, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
+            source = tensor(data, dtype=_dtype.get_default_dtype(), device=device)
         self._set_from(source)
         return self
 
@@ -146,7 +149,11 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._array.shape[0]
 
-    def is_contiguous(self, memory_format=None) -> bool:
+    def is_contiguous(self, memory_format=contiguous_format) -> bool:
+        """Whether the elements lie in memory in ``memory_format``'s order without gaps (default: row-major)."""
+        if memory_format is not contiguous_format and memory_format is not preserve_format:  # PyTorch: preserve
+            checked_memory_format("is_contiguous", memory_format)  # asks for row-major too
+            return is_in_format(self._array.shape, self.stride(), memory_format)
         if 0 in self._array.shape:  # PyTorch: a tensor with no elements is contiguous, whatever its strides
             return True
         expected = 1
@@ -207,6 +214,11 @@ class Tensor:
         return self._storage.device.type == "cuda"
 
     @property
+    def is_xpu(self) -> bool:
+        """False: minitorch has no Intel GPU (XPU) backend, as a PyTorch build without one."""
+        return self._storage.device.type == "xpu"
+
+    @property
     def is_meta(self) -> bool:
         return self._storage.device.type == "meta"
 
@@ -225,8 +237,10 @@ class Tensor:
         """With no argument, the legacy type name (``'torch.FloatTensor'``); else a cast."""
         if dtype is None:
             return legacy_type_name(self)
-        if isinstance(dtype, str):
-            dtype = _dtype_from_type_name(dtype)
+        if isinstance(dtype, str):  # 'torch.cuda.FloatTensor' names the device too
+            return self.to("cuda" if dtype.startswith("torch.cuda.") else "cpu", _dtype_from_type_name(dtype))
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dtype.dtype):
+            dtype = dtype.dtype  # a legacy constructor: x.type(torch.LongTensor)
         return self.to(dtype=dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
@@ -235,11 +249,15 @@ class Tensor:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; a no-op returns self."""
         device, dtype, copy = _parse_to(self, args, kwargs)
-        if device == self.device and (dtype is None or dtype is self.dtype) and not copy:
-            return self
-        from .ops.conversion import to_copy
+        memory_format = kwargs.get("memory_format", preserve_format)
+        out = self
+        if device != self.device or (dtype is not None and dtype is not self.dtype) or copy:
+            from .ops.conversion import to_copy
 
-        return to_copy(self, device=device, dtype=dtype)
+            out = to_copy(self, device=device, dtype=dtype)
+        if memory_format is not preserve_format:  # a layout other than the input's: a copy in that layout
+            out = out.contiguous(memory_format=checked_memory_format("to", memory_format))
+        return out
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -633,7 +651,7 @@ def from_array(array, backend, device, cls: type = None) -> Tensor:
 _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
     "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-    "bool": "BoolTensor",
+    "bool": "BoolTensor", "bfloat16": "BFloat16Tensor",
 }
 
 
@@ -646,7 +664,7 @@ def legacy_type_name(t: Tensor) -> str:
 def _dtype_from_type_name(name: str):
     short = name.rsplit(".", 1)[-1]
     for dname, legacy in _LEGACY_NAMES.items():
-        if legacy == short:
+        if legacy == short and dname in _dtype.DTYPES_BY_NAME:
             return _dtype.DTYPES_BY_NAME[dname]
     raise ValueError(f"invalid type: '{name}'")
 

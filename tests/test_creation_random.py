@@ -218,7 +218,8 @@ def test_arange_dtypes_and_errors(device):
 def test_linspace_and_logspace(device):
     np.testing.assert_allclose(torch.linspace(2, 10, 4, device=device).tolist(), [2.0, 14 / 3, 22 / 3, 10.0], rtol=1e-6)
     t = torch.linspace(-1, 1, 7, device=device)
-    assert t.tolist()[0] == -1.0 and t.tolist()[-1] == 1.0 and t.tolist()[3] == 0.0  # symmetric, exact ends
+    # exact ends; the middle is PyTorch's fused multiply-add -1 + 3 * float32(1/3), not 0
+    assert t.tolist()[0] == -1.0 and t.tolist()[-1] == 1.0 and t.tolist()[3] == -2.9802322387695312e-08
     assert torch.linspace(0, 1, 1, device=device).tolist() == [0.0]
     assert torch.linspace(0, 1, 0, device=device).shape == (0,)
     assert torch.linspace(0, 10, 5, dtype=torch.int64, device=device).tolist() == [0, 2, 5, 7, 10]

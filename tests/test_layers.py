@@ -40,5 +40,6 @@ def test_the_table_is_what_tensor_has():
     from minitorch._tensor_methods import METHODS
 
     for name, function in METHODS.items():
-        assert minitorch.Tensor.__dict__[name] is function, name
+        installed = minitorch.Tensor.__dict__[name]  # x.sum(axis=0): numpy's keyword names wrap a method
+        assert installed is function or installed.__wrapped__ is function, name
     assert len(METHODS) > 350

@@ -66,6 +66,51 @@ def checked_namespace(namespace: dict, modules) -> None:
                 namespace[name] = tensor_inputs(function, name)
 
 
+# PyTorch's argument parser takes numpy's names for two parameters of every native function and method
+_NUMPY_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_aliases(fn, name: str | None = None):
+    """``fn`` also accepting ``axis=`` for its ``dim`` and ``keepdims=`` for its ``keepdim`` (``x.sum(axis=0,
+    keepdims=True)``), as PyTorch does; ``fn`` itself when it has neither parameter. Calls without keywords
+    pay one extra call."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    aliases = tuple((alias, p) for alias, p in _NUMPY_ALIASES.items() if p in parameters and alias not in parameters)
+    if not aliases:
+        return fn
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def aliased(*args, **kwargs):
+        if kwargs:
+            for alias, parameter in aliases:
+                if alias in kwargs:
+                    if parameter in kwargs:
+                        raise TypeError(f"{name}() got multiple values for argument '{parameter}' (as '{alias}')")
+                    kwargs[parameter] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    aliased._numpy_aliases = True
+    return aliased
+
+
+# functions PyTorch writes in Python (torch.functional, torch/_tensor.py): its argument parser never sees them
+PYTHON_LEVEL = frozenset({"norm", "split", "unique", "unique_consecutive", "unflatten", "tensordot", "stft", "istft"})
+
+
+def install_numpy_aliases(namespace: dict, names) -> None:
+    """Rebind each function ``namespace[name]`` to its ``numpy_aliases`` form (once), except PYTHON_LEVEL's."""
+    for name in names:
+        if name in PYTHON_LEVEL:
+            continue
+        function = namespace.get(name)
+        if inspect.isfunction(function) and not getattr(function, "_numpy_aliases", False):
+            namespace[name] = numpy_aliases(function, name)
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` for a ``warnings.warn`` in the calling function that points at the first frame
     outside minitorch: the user's line, however many minitorch frames (the checked wrapper above, a Tensor

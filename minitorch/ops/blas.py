@@ -162,6 +162,11 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``mm`` under its sparse name: a sparse COO (or dense) matrix @ a dense matrix."""
+    return mm(input, mat2)
+
+
 @autocast_op("lower")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batch of matrices @ batch of matrices, both exactly 3-D with equal batch sizes (no broadcasting)."""
@@ -636,7 +641,7 @@ def _matmul_method(self: Tensor, other):
 
 
 __all__ = [
-    "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
+    "matmul", "mm", "spmm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
     "addbmm", "chain_matmul", "tensordot", "kron", "cross", "einsum", "det", "logdet", "slogdet", "inverse", "svd",
     "cholesky", "qr", "matrix_power", "pinverse",
 ]

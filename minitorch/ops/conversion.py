@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._backends import backend_for
 from .._device import device as Device
+from ..memory_format import checked, contiguous_format, format_strides, preserve_format
 from ..tensor import Tensor
 from .op import Op
 
@@ -33,23 +34,39 @@ def to_copy(x: Tensor, device: Device, dtype=None) -> Tensor:
 
 
 class Clone(Op):
-    """A copy; order 'K' keeps a permuted layout, as PyTorch's preserve_format (``x.t().clone()`` stays transposed)."""
+    """A copy; order 'K' keeps a permuted layout, as PyTorch's preserve_format (``x.t().clone()`` stays transposed),
+    'C' is row-major, and a tuple gives the copy's strides (a channels-last memory format)."""
 
     def forward(self, x, order="K"):
+        if type(order) is tuple:
+            out = self.backend.as_strided(self.xp.empty(x.size, dtype=x.dtype), x.shape, order, 0)
+            out[...] = x
+            return out
         return x.copy(order=order)
 
     def backward(self, grad):
         return grad
 
 
-def clone(input: Tensor, *, memory_format=None) -> Tensor:
+def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:
     """A copy with its own storage; gradients flow through it unchanged."""
-    return Clone.apply(input)
+    if memory_format is None or memory_format is preserve_format:
+        return Clone.apply(input)
+    return Clone.apply(input, format_order(checked("clone", memory_format), input.shape))
 
 
-def contiguous(input: Tensor, memory_format=None) -> Tensor:
-    """``input`` itself when row-major already, else a row-major copy."""
-    return input if input.is_contiguous() else Clone.apply(input, "C")
+def contiguous(input: Tensor, memory_format=contiguous_format) -> Tensor:
+    """``input`` itself when already laid out in ``memory_format`` (row-major by default), else such a copy."""
+    if input.is_contiguous(memory_format=checked("contiguous", memory_format)):
+        return input
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return Clone.apply(input, format_order(memory_format, input.shape))
+
+
+def format_order(memory_format, shape: tuple):
+    """Clone's ``order`` for a memory format other than preserve: 'C' (row-major) or the format's strides."""
+    return format_strides(memory_format, tuple(shape)) or "C"
 
 
 __all__ = ['clone', 'contiguous']

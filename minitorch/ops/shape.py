@@ -11,8 +11,11 @@ from __future__ import annotations
 import math
 import warnings
 
+from .._dtype import scalar_type_name
 from ..tensor import Tensor, wrap_dim
+from .comparison import ne
 from .conversion import Clone
+from .indexing import IndexAdd
 from .op import Op
 from .promotion import promote
 from .views import int_list
@@ -157,6 +160,114 @@ def tile(input: Tensor, *args, dims=None) -> Tensor:
     """``repeat`` with ``dims`` padded by leading ones when shorter than the tensor's rank."""
     dims = int_list("tile", "dims", args, dims)
     return repeat(input, (1,) * (input.dim() - len(dims)) + dims)
+
+
+class RepeatInterleave(Op):
+    """Each slice along ``dim`` repeated ``repeats`` times (an int, or an array of one count per slice); the
+    gradient sums each slice's copies (an int: a reshape and a sum; counts: an index_add of the copies)."""
+
+    def forward(self, x, repeats, dim):
+        if type(repeats) is not int:
+            repeats = repeats.tolist()  # CuPy's repeat takes counts as a list, not a device array
+            self.index = self.xp.repeat(self.xp.arange(x.shape[dim]), repeats)
+        self.dim, self.input_shape, self.repeats = dim, x.shape, repeats
+        return self.xp.repeat(x, repeats, axis=dim)
+
+    def backward(self, grad):
+        if type(self.repeats) is int:
+            return grad.unflatten(self.dim, (self.input_shape[self.dim], self.repeats)).sum(self.dim + 1)
+        return IndexAdd.apply(grad.new_zeros(self.input_shape), grad, index=self.index, dim=self.dim, alpha=1)
+
+
+class RepeatIndices(Op):
+    """``torch.repeat_interleave(repeats)``: index ``i`` repeated ``repeats[i]`` times, in ``repeats``' dtype."""
+
+    def forward(self, repeats):
+        return self.xp.repeat(self.xp.arange(repeats.shape[0], dtype=repeats.dtype), repeats.tolist())
+
+
+def _check_repeats(repeats: Tensor) -> None:
+    if repeats.dtype.name not in ("int64", "int32"):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{scalar_type_name(repeats.dtype)}'")
+    if repeats.numel() and bool((repeats < 0).any()):
+        raise RuntimeError("repeats can not be negative")
+
+
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element (or each slice along ``dim``) repeated ``repeats`` times, in order: ``[a, a, b, b]``.
+    ``repeats`` is an int or a tensor of one count per slice; without ``dim`` the input is flattened first.
+    ``torch.repeat_interleave(repeats)`` alone gives the indices ``[0]*repeats[0] + [1]*repeats[1] + ...``."""
+    if repeats is None:
+        if input.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeats(input)
+        return RepeatIndices.apply(input)
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    dim = wrap_dim(dim, input.dim())
+    n = input.shape[dim] if input.dim() else 1
+    if isinstance(repeats, Tensor):
+        if repeats.dim() > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        _check_repeats(repeats)
+        if repeats.numel() == 1:
+            repeats = int(repeats.item())
+        elif repeats.shape[0] != n:
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got repeats.size(0) = {repeats.shape[0]} "
+                f"and input.size({dim}) = {n}"
+            )
+    elif isinstance(repeats, bool) or not isinstance(repeats, int):
+        raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not {type(repeats).__name__}")
+    elif repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if input.dim() == 0:
+        input = input.reshape(1)
+    if isinstance(repeats, Tensor):
+        out = RepeatInterleave.apply(input, repeats._array, dim)
+    else:
+        out = RepeatInterleave.apply(input, repeats, dim)
+    if output_size is not None and output_size != out.shape[dim]:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {out.shape[dim]} but got {output_size}")
+    return out
+
+
+# differences -----------------------------------------------------------------------------------
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
+         ) -> Tensor:
+    """The ``n``-th forward difference ``x[i + 1] - x[i]`` along ``dim`` (``!=`` for bools), after putting
+    ``prepend``/``append`` before/after ``input``; written in narrow and subtraction, which give its gradient."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"diff(): argument 'n' must be int, not {type(n).__name__}")
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = wrap_dim(dim, input.dim())
+    parts = []
+    for extra in (prepend, input, append):
+        if extra is None:
+            continue
+        if extra.dim() != input.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for d in range(input.dim()):
+            if d != dim and extra.shape[d] != input.shape[d]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of input except along the "
+                    f"differencing dimension; input.size({d}) = {input.shape[d]}, but got tensor.size({d}) = "
+                    f"{extra.shape[d]}"
+                )
+        parts.append(extra)
+    out = cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = out.shape[dim]
+        if length == 0:
+            break
+        later, earlier = out.narrow(dim, 1, length - 1), out.narrow(dim, 0, length - 1)
+        out = ne(later, earlier) if out.dtype.name == "bool" else later - earlier
+    return out
 
 
 # reordering ------------------------------------------------------------------------------------
@@ -415,7 +526,8 @@ def cartesian_prod(*tensors) -> Tensor:
 
 __all__ = [
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack",
-    "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "diag", "diag_embed", "trace",
+    "repeat_interleave", "diff", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "diag", "diag_embed",
+    "trace",
     "broadcast_shapes", "broadcast_tensors", "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d",
     "meshgrid", "cartesian_prod",
 ]

@@ -258,6 +258,12 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
 
 
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-D tensor in row-major order: a view when ``input`` is contiguous, else a view of a
+    contiguous copy (as PyTorch's ``contiguous().view(-1)``)."""
+    return view(input.contiguous(), -1)
+
+
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     shape = input._array.shape
     d = wrap_dim(dim, len(shape))
@@ -789,7 +795,7 @@ def _mT(self: Tensor) -> Tensor:
 
 
 __all__ = [
-    "view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "permute", "transpose", "swapaxes",
+    "view", "reshape", "view_as", "reshape_as", "flatten", "ravel", "unflatten", "permute", "transpose", "swapaxes",
     "swapdims", "t", "movedim", "moveaxis", "expand", "expand_as", "squeeze", "unsqueeze", "narrow", "select",
     "diagonal", "as_strided", "unbind", "split", "split_with_sizes", "chunk", "tensor_split",
     "hsplit", "vsplit", "dsplit",

@@ -35,7 +35,7 @@ broadcastable shapes that require grad)::
         assert torch.autograd.gradcheck(torch.mul, inputs)
 """
 
-from ._comparison import assert_close
+from ._comparison import assert_allclose, assert_close
 from ._creation import make_tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]

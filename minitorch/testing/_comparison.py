@@ -13,7 +13,9 @@ import cmath
 import collections.abc
 import contextlib
 import math
+import warnings
 
+from ..creation import tensor
 from ..tensor import Tensor
 
 # PyTorch's default (rtol, atol) per dtype; every other dtype compares exactly
@@ -270,3 +272,30 @@ def _tensor_mismatch_message(xp, a, e, matches, rtol, atol, floating: bool) -> s
 
 
 __all__ = ["assert_close"]
+
+
+# assert_allclose's own (older, looser) defaults
+_ALLCLOSE_PRECISIONS = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol: float | None = None, atol: float | None = None, equal_nan: bool = True,
+                    msg: str = "") -> None:
+    """Deprecated (PyTorch 1.12): ``assert_close`` with looser default tolerances, NaNs equal, any dtypes compared
+    by value, and numbers or lists accepted for either side."""
+    __tracebackhide__ = True
+    warnings.warn(
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. "
+        "Please use `torch.testing.assert_close()` instead. "
+        "You can find detailed upgrade instructions in https://github.com/pytorch/pytorch/issues/61844.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        found = [_ALLCLOSE_PRECISIONS.get(t.dtype.name, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(r for r, _ in found), max(a for _, a in found)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)
