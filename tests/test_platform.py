@@ -542,6 +542,8 @@ def test_profiler_times_ops_and_ranges(tmp_path):
     assert "minitorch::Linear" in inner and "minitorch::Sum" in inner  # the ops run inside the range
     assert outer.cpu_time_total >= sum(child.cpu_time_total for child in outer.children) > 0
     assert outer.self_cpu_time_total >= 0
+    by_shape = [e for e in prof.key_averages(group_by_input_shape=True) if e.key == "minitorch::Linear"]
+    assert by_shape[0].input_shapes == [[4, 8], [8, 8], [8]]
     table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=5)
     assert "Self CPU %" in table and "forward_pass" in table
     path = tmp_path / "trace.json"

@@ -11,6 +11,7 @@ import numpy as np
 
 _CUDA_MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory (cudaPointerAttributes.type)
 _cupy = None  # the module, once imported
+_backend_started = False  # whether the CuPy backend has been created (CUDA initialized for tensors)
 _peak_bytes: dict[int, int] = {}  # device index -> most bytes CuPy's pool held in use since the last reset
 
 
@@ -70,7 +71,9 @@ def _pool_bytes(index: int) -> tuple[int, int]:
 def track_peak(pool) -> None:
     """Route allocations through ``pool`` while remembering the peak of its used bytes per device
     (CuPy's pool has no peak counter; a peak can only follow an allocation, so this sees every one)."""
+    global _backend_started
     cupy = _import_cupy()
+    _backend_started = True
 
     def malloc(size):
         memory = pool.malloc(size)
@@ -81,6 +84,10 @@ def track_peak(pool) -> None:
         return memory
 
     cupy.cuda.set_allocator(malloc)
+
+
+def backend_started() -> bool:
+    return _backend_started
 
 
 def memory_allocated(index: int) -> int:

@@ -54,8 +54,8 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
-    """Whether CUDA has been set up in this process (by ``init()`` or a call that needs a device)."""
-    return _initialized
+    """Whether CUDA has been set up in this process (by ``init()`` or the first CUDA tensor)."""
+    return _initialized or cuda_device.backend_started()
 
 
 def init() -> None:

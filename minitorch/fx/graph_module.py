@@ -63,7 +63,8 @@ class GraphModule(Module):
         return python_code
 
     def print_readable(self, print_output: bool = True) -> str:
-        text = f"class {type(self).__name__}(torch.nn.Module):" + self.code.replace("\n", "\n    ").rstrip() + "\n"
+        body = "\n".join(f"    {line}" if line else "" for line in self.code.strip().splitlines())
+        text = f"class {type(self).__name__}(torch.nn.Module):\n{body}\n"
         if print_output:
             print(text)
         return text

@@ -112,7 +112,12 @@ class record_function:
 
 
 class profile:
-    """Record op timings in a ``with`` block (optionally only the steps a ``schedule`` selects)."""
+    """Record op timings in a ``with`` block (optionally only the steps a ``schedule`` selects).
+
+    ``record_shapes`` records each op's input shapes (``key_averages(group_by_input_shape=True)``);
+    ``profile_memory``, ``with_stack``, ``with_flops`` and ``with_modules`` are accepted for PyTorch's signature
+    and record nothing more (docs/differences.md).
+    """
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes: bool = False,
                  profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,

@@ -175,3 +175,34 @@ def _rewritten(lib):
 
 def test_fx_replace_pattern_matches():
     assert _rewritten(minitorch) == _rewritten(torch)
+
+
+def _amp_training(lib):
+    rng = np.random.default_rng(0)
+    weight = rng.standard_normal((8, 4)).astype(np.float32) * 0.3
+    x = lib.tensor(rng.standard_normal((32, 4)).astype(np.float32))
+    y = lib.tensor(rng.standard_normal((32, 8)).astype(np.float32))
+    model = lib.nn.Linear(4, 8)
+    with lib.no_grad():
+        model.weight.copy_(lib.tensor(weight))
+        model.bias.zero_()
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    scaler = lib.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=5)
+    losses = []
+    for _ in range(12):
+        opt.zero_grad()
+        with lib.autocast("cpu", dtype=lib.float16):
+            out = model(x)
+            loss = lib.nn.functional.mse_loss(out, y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append((str(out.dtype).split(".")[-1], loss.item(), scaler.get_scale()))
+    return losses, model.weight.detach().numpy()
+
+
+def test_float16_autocast_training_with_grad_scaler_matches():
+    (mine, w_mine), (theirs, w_theirs) = _amp_training(minitorch), _amp_training(torch)
+    assert [m[0] for m in mine] == [t[0] for t in theirs] and [m[2] for m in mine] == [t[2] for t in theirs]
+    np.testing.assert_allclose([m[1] for m in mine], [t[1] for t in theirs], rtol=2e-3)
+    np.testing.assert_allclose(w_mine, w_theirs, rtol=2e-3, atol=1e-4)
