@@ -39,6 +39,17 @@ DISTRIBUTIONS = {
                                                        t([[2.0, 0.6], [0.6, 1.0]])),
     "LogNormal": lambda t: D.LogNormal(t([0.0, 0.5]), t([0.25, 0.5])),
     "Independent": lambda t: D.Independent(D.Normal(t([[0.0, 1.0], [2.0, 3.0]]), t([[1.0, 1.0], [0.5, 2.0]])), 1),
+    "Chi2": lambda t: D.Chi2(t([0.7, 5.0])),
+    "HalfNormal": lambda t: D.HalfNormal(t([0.5, 2.0])),
+    "Gumbel": lambda t: D.Gumbel(t([0.0, -1.0]), t([1.0, 0.3])),
+    "Geometric": lambda t: D.Geometric(probs=t([0.1, 0.8])),
+    "Pareto": lambda t: D.Pareto(t([1.0, 0.5]), t([5.0, 9.0])),
+    "StudentT": lambda t: D.StudentT(t([5.0, 9.0]), t([0.0, 1.0]), t([1.0, 2.0])),
+    "Weibull": lambda t: D.Weibull(t([1.0, 2.0]), t([0.8, 3.0])),
+    "InverseGamma": lambda t: D.InverseGamma(t([5.0, 7.0]), t([1.0, 2.0])),
+    "Kumaraswamy": lambda t: D.Kumaraswamy(t([0.5, 2.0]), t([1.5, 3.0])),
+    "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.7, 10.0]), probs=t([0.3, 0.6])),
+    "FisherSnedecor": lambda t: D.FisherSnedecor(t([3.0, 10.0]), t([12.0, 20.0])),
 }
 
 
@@ -213,6 +224,24 @@ GRADCHECKS = {
     "kl MVN-MVN": (lambda a, b: D.kl_divergence(D.MultivariateNormal(a[0], scale_tril=b.tril(-1) + 2 * minitorch.eye(3, dtype=F64)),
                                                 D.MultivariateNormal(a[1], minitorch.eye(3, dtype=F64) * 2)),
                    (lambda: _real(shape=(2, 3)), lambda: _real(shape=(3, 3)))),
+    "StudentT": (lambda df, loc: D.StudentT(df + 1, loc, df).log_prob(t([0.3, -1.0, 2.0]))
+                 + D.StudentT(df + 1, loc, df).entropy(), (_positive, _real)),
+    "Gumbel": (lambda loc, scale: D.Gumbel(loc, scale).log_prob(t([0.3, -1.0, 2.0])) + D.Gumbel(loc, scale).entropy()
+               + D.Gumbel(loc, scale).cdf(t([0.3, -1.0, 2.0])), (_real, _positive)),
+    "Geometric": (lambda logits: D.Geometric(logits=logits).log_prob(t([0.0, 2.0, 5.0]))
+                  + D.Geometric(logits=logits).entropy(), (_real,)),
+    "Pareto": (lambda scale, alpha: D.Pareto(scale, alpha).log_prob(t([2.0, 3.0, 4.0]))
+               + D.Pareto(scale, alpha).entropy(), (_positive, _positive)),
+    "Weibull": (lambda scale, k: D.Weibull(scale, k).log_prob(t([0.3, 1.0, 2.0])) + D.Weibull(scale, k).entropy(),
+                (_positive, _positive)),
+    "Kumaraswamy": (lambda a, b: D.Kumaraswamy(a, b).log_prob(t([0.3, 0.5, 0.9])) + D.Kumaraswamy(a, b).entropy(),
+                    (_positive, _positive)),
+    "NegativeBinomial": (lambda n, logits: D.NegativeBinomial(n, logits=logits).log_prob(t([0.0, 2.0, 5.0])),
+                         (_positive, _real)),
+    "FisherSnedecor": (lambda a, b: D.FisherSnedecor(a, b).log_prob(t([0.3, 1.0, 2.0])), (_positive, _positive)),
+    "Cauchy": (lambda loc, scale: D.Cauchy(loc, scale).log_prob(t([0.3, -1.0, 2.0])) + D.Cauchy(loc, scale).entropy()
+               + D.Cauchy(loc, scale).icdf(t([0.1, 0.5, 0.7])), (_real, _positive)),
+    "kl Gumbel-Gumbel": (lambda a, s: D.kl_divergence(D.Gumbel(a, s), D.Gumbel(a * 2, s + 1)), (_real, _positive)),
     # the Bregman form differentiates q only: p's natural parameters are detached (in PyTorch too)
     "kl Bernoulli (Bregman, ExponentialFamily)": (
         lambda b: _kl_expfamily_expfamily(D.Bernoulli(logits=t([0.3, -1.0, 2.0])), D.Bernoulli(logits=b)),
@@ -255,6 +284,14 @@ RSAMPLES = {
     "RelaxedOneHotCategorical": (lambda logits: D.RelaxedOneHotCategorical(t(0.5), logits=logits).rsample((4,)),
                                  (_real,)),
     "Gamma (rate)": (lambda rate: D.Gamma(t([0.5, 2.0, 9.0]), rate).rsample((4,)), (_positive,)),
+    "Cauchy": (lambda loc, scale: D.Cauchy(loc, scale).rsample((4,)), (_real, _positive)),
+    "Gumbel": (lambda loc, scale: D.Gumbel(loc, scale).rsample((4,)), (_real, _positive)),
+    "HalfNormal": (lambda scale: D.HalfNormal(scale).rsample((4,)), (_positive,)),
+    "Weibull": (lambda scale, k: D.Weibull(scale, k).rsample((4,)), (_positive, _positive)),
+    "Kumaraswamy": (lambda a, b: D.Kumaraswamy(a, b).rsample((4,)), (_positive, _positive)),
+    "StudentT (loc, scale)": (lambda loc, scale: D.StudentT(t([3.0, 5.0, 9.0]), loc, scale).rsample((4,)),
+                              (_real, _positive)),
+    "LogisticNormal": (lambda loc, scale: D.LogisticNormal(loc, scale).rsample((4,)), (_real, _positive)),
 }
 
 
