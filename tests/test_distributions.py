@@ -50,6 +50,11 @@ DISTRIBUTIONS = {
     "Kumaraswamy": lambda t: D.Kumaraswamy(t([0.5, 2.0]), t([1.5, 3.0])),
     "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.7, 10.0]), probs=t([0.3, 0.6])),
     "FisherSnedecor": lambda t: D.FisherSnedecor(t([3.0, 10.0]), t([12.0, 20.0])),
+    "LowRankMultivariateNormal": lambda t: D.LowRankMultivariateNormal(
+        t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]), t([[1.0], [0.5], [-1.0]]), t([0.5, 1.0, 2.0])),
+    "MixtureSameFamily": lambda t: D.MixtureSameFamily(
+        D.Categorical(probs=t([[0.3, 0.7], [0.5, 0.5]])), D.Normal(t([[-2.0, 1.0], [0.0, 5.0]]), t([[0.5, 1.0],
+                                                                                                     [1.0, 0.2]]))),
 }
 
 
@@ -241,6 +246,14 @@ GRADCHECKS = {
     "FisherSnedecor": (lambda a, b: D.FisherSnedecor(a, b).log_prob(t([0.3, 1.0, 2.0])), (_positive, _positive)),
     "Cauchy": (lambda loc, scale: D.Cauchy(loc, scale).log_prob(t([0.3, -1.0, 2.0])) + D.Cauchy(loc, scale).entropy()
                + D.Cauchy(loc, scale).icdf(t([0.1, 0.5, 0.7])), (_real, _positive)),
+    "LowRankMultivariateNormal": (lambda loc, w, d: D.LowRankMultivariateNormal(loc, w, d).log_prob(t([0.3, 0.1, 2.0]))
+                                  + D.LowRankMultivariateNormal(loc, w, d).entropy(),
+                                  (_real, lambda: _real(shape=(3, 2)), _positive)),
+    "MixtureSameFamily": (lambda w, loc, scale: D.MixtureSameFamily(D.Categorical(logits=w), D.Normal(loc, scale))
+                          .log_prob(t([0.3, -1.0])), (_real, _real, _positive)),
+    "kl LowRank-MVN": (lambda loc, w, d: D.kl_divergence(D.LowRankMultivariateNormal(loc, w, d),
+                                                         D.MultivariateNormal(loc * 0, minitorch.eye(3, dtype=F64))),
+                       (_real, lambda: _real(shape=(3, 2)), _positive)),
     "kl Gumbel-Gumbel": (lambda a, s: D.kl_divergence(D.Gumbel(a, s), D.Gumbel(a * 2, s + 1)), (_real, _positive)),
     # the Bregman form differentiates q only: p's natural parameters are detached (in PyTorch too)
     "kl Bernoulli (Bregman, ExponentialFamily)": (
