@@ -50,6 +50,8 @@ DISTRIBUTIONS = {
     "Kumaraswamy": lambda t: D.Kumaraswamy(t([0.5, 2.0]), t([1.5, 3.0])),
     "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.7, 10.0]), probs=t([0.3, 0.6])),
     "FisherSnedecor": lambda t: D.FisherSnedecor(t([3.0, 10.0]), t([12.0, 20.0])),
+    "ContinuousBernoulli": lambda t: D.ContinuousBernoulli(probs=t([0.2, 0.4999])),
+    "GeneralizedPareto": lambda t: D.GeneralizedPareto(t([0.0, 1.0]), t([1.0, 0.5]), t([0.1, -0.2])),
     "LowRankMultivariateNormal": lambda t: D.LowRankMultivariateNormal(
         t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]), t([[1.0], [0.5], [-1.0]]), t([0.5, 1.0, 2.0])),
     "MixtureSameFamily": lambda t: D.MixtureSameFamily(
@@ -254,6 +256,16 @@ GRADCHECKS = {
     "kl LowRank-MVN": (lambda loc, w, d: D.kl_divergence(D.LowRankMultivariateNormal(loc, w, d),
                                                          D.MultivariateNormal(loc * 0, minitorch.eye(3, dtype=F64))),
                        (_real, lambda: _real(shape=(3, 2)), _positive)),
+    "ContinuousBernoulli": (lambda p: D.ContinuousBernoulli(probs=p).log_prob(t([0.2, 0.5, 0.9]))
+                            + D.ContinuousBernoulli(probs=p).entropy() + D.ContinuousBernoulli(probs=p).cdf(
+                                t([0.2, 0.5, 0.9])), (lambda: (minitorch.rand(3, dtype=F64) * 0.8 + 0.1)
+                                                      .requires_grad_(),)),
+    "GeneralizedPareto": (lambda loc, scale: D.GeneralizedPareto(loc, scale, t([0.3, 0.0, -0.1]))
+                          .log_prob(loc + 0.5) + D.GeneralizedPareto(loc, scale, t([0.3, 0.0, -0.1])).cdf(loc + 0.3),
+                          (_real, _positive)),
+    "VonMises": (lambda loc, k: D.VonMises(loc, k * 5).log_prob(t([0.3, -1.0, 2.0])), (_real, _positive)),
+    "LKJCholesky": (lambda c: D.LKJCholesky(3, c).log_prob(t([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, 0.6, 0.8]])),
+                    (lambda: _positive(shape=(2,)),)),
     "kl Gumbel-Gumbel": (lambda a, s: D.kl_divergence(D.Gumbel(a, s), D.Gumbel(a * 2, s + 1)), (_real, _positive)),
     # the Bregman form differentiates q only: p's natural parameters are detached (in PyTorch too)
     "kl Bernoulli (Bregman, ExponentialFamily)": (
@@ -305,6 +317,9 @@ RSAMPLES = {
     "StudentT (loc, scale)": (lambda loc, scale: D.StudentT(t([3.0, 5.0, 9.0]), loc, scale).rsample((4,)),
                               (_real, _positive)),
     "LogisticNormal": (lambda loc, scale: D.LogisticNormal(loc, scale).rsample((4,)), (_real, _positive)),
+    "ContinuousBernoulli": (lambda logits: D.ContinuousBernoulli(logits=logits).rsample((4,)), (_real,)),
+    "GeneralizedPareto": (lambda loc, scale: D.GeneralizedPareto(loc, scale, t([0.3, 0.0, -0.1])).rsample((4,)),
+                          (_real, _positive)),
 }
 
 
@@ -529,3 +544,28 @@ def test_samplers_are_the_documented_transformations_of_the_streams():
         got = draw()
         minitorch.manual_seed(11)
         assert bool((got == by_hand()).all())
+
+
+def test_von_mises_circular_moments():
+    """For VonMises, ``mean`` and ``variance`` are circular: the mean direction and ``1 - E[cos(x - loc)]``."""
+    dist = D.VonMises(t([0.5, -2.0, 3.0]), t([0.3, 2.0, 20.0]))
+    n = 40000
+    x = dist.sample((n,))
+    assert bool(((x >= -math.pi) & (x < math.pi)).all())
+    direction = minitorch.atan2(x.sin().mean(0), x.cos().mean(0))
+    assert bool((((direction - dist.mean + math.pi) % (2 * math.pi) - math.pi).abs() < 0.1).all()), direction
+    circular_variance = 1 - (x - dist.loc).cos().mean(0)
+    assert bool(((circular_variance - dist.variance).abs() < 0.02).all()), (circular_variance, dist.variance)
+
+
+def test_lkj_cholesky_samples_are_correlation_factors():
+    """Samples are lower Cholesky factors of correlation matrices whose off-diagonal entries average 0 and,
+    for LKJ(eta) in 3 dimensions, have variance 1 / (2 eta + 2)."""
+    for eta in (0.5, 1.0, 4.0):
+        dist = D.LKJCholesky(3, t(eta))
+        L = dist.sample((20000,))
+        assert bool(D.constraints.corr_cholesky.check(L).all())
+        corr = L @ L.mT
+        off = corr[..., 1, 0]
+        assert abs(float(off.mean())) < 0.03
+        assert abs(float(off.var()) - 1 / (2 * eta + 2)) < 0.02, (eta, float(off.var()))
