@@ -639,3 +639,52 @@ def test_samples_match_pytorch_when_the_streams_do(name):
     minitorch.manual_seed(3)
     got = STREAM_SAMPLES[name](minitorch.distributions, minitorch)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+# name: (builder(distributions, positive params a, b, real params x), value(a, b, x) inside the support)
+RANDOM_FAMILIES = {
+    "Normal": (lambda D, a, b, x: D.Normal(x, a), lambda a, b, x: x + b - 1),
+    "Gamma": (lambda D, a, b, x: D.Gamma(a, b), lambda a, b, x: a * b),
+    "Beta": (lambda D, a, b, x: D.Beta(a, b), lambda a, b, x: a / (a + b)),
+    "StudentT": (lambda D, a, b, x: D.StudentT(a, x, b), lambda a, b, x: x * 2),
+    "Laplace": (lambda D, a, b, x: D.Laplace(x, a), lambda a, b, x: x - b),
+    "Weibull": (lambda D, a, b, x: D.Weibull(a, b), lambda a, b, x: a + b),
+    "Kumaraswamy": (lambda D, a, b, x: D.Kumaraswamy(a, b), lambda a, b, x: a / (a + b)),
+    "Poisson": (lambda D, a, b, x: D.Poisson(a), lambda a, b, x: (a * 3).floor()),
+    "VonMises": (lambda D, a, b, x: D.VonMises(x, a), lambda a, b, x: x - b),
+    "Gumbel": (lambda D, a, b, x: D.Gumbel(x, a), lambda a, b, x: x * b),
+}
+
+
+def test_random_parameters_match_pytorch():
+    """Hypothesis draws the family, the batch shape and the parameters; log_prob, entropy and their
+    gradients must agree with PyTorch's."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple)
+
+    @given(st.sampled_from(sorted(RANDOM_FAMILIES)), shapes, st.integers(0, 2**32 - 1))
+    def check(name, shape, seed):
+        rng = np.random.default_rng(seed)
+        arrays = [rng.uniform(0.2, 6.0, size=shape), rng.uniform(0.2, 6.0, size=shape), rng.normal(size=shape)]
+        results = []
+        for mod in (torch, minitorch):
+            a, b, x = (_tensor(mod, v, grad=True) for v in arrays)
+            builder, value = RANDOM_FAMILIES[name]
+            dist = builder(mod.distributions, a, b, x)
+            log_prob = dist.log_prob(value(a, b, x).detach())
+            try:
+                entropy = dist.entropy()
+            except NotImplementedError:
+                entropy = log_prob * 0
+            (log_prob.sum() + entropy.sum()).backward()
+            results.append([log_prob.detach().numpy(), entropy.detach().numpy()]
+                           + [g.numpy() if g is not None else None for g in (a.grad, b.grad, x.grad)])
+        for expected, got in zip(*results):
+            if expected is None or got is None:
+                assert expected is None and (got is None or not got.any()), name
+                continue
+            np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-9, err_msg=name)
+
+    check()
