@@ -513,39 +513,9 @@ def zero_(self: Tensor) -> Tensor:
     return run_inplace(self, Copy.apply, (0,), {}, "zero_")
 
 
-def _random_fill(draw):
-    def method(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
-        with grad_mode.no_grad():
-            values = draw(self, *args, generator=generator, **kwargs)
-        return copy_(self, values)
-
-    return method
-
-
-def _uniform(self, a=0.0, b=1.0, *, generator=None):
-    from ..random import rand
-
-    return rand(self.shape, dtype=self.dtype, device=self.device, generator=generator) * (b - a) + a
-
-
-def _normal(self, mean=0.0, std=1.0, *, generator=None):
-    from ..random import randn
-
-    return randn(self.shape, dtype=self.dtype, device=self.device, generator=generator) * std + mean
-
-
-def _bernoulli(self, p=0.5, *, generator=None):
-    from ..random import rand
-
-    return (rand(self.shape, device=self.device, generator=generator) < p).to(self.dtype)
-
-
 Tensor.copy_ = copy_
 Tensor.fill_ = fill_
 Tensor.zero_ = zero_
-Tensor.uniform_ = _random_fill(_uniform)
-Tensor.normal_ = _random_fill(_normal)
-Tensor.bernoulli_ = _random_fill(_bernoulli)
 
 
 class IndexAssign(Op):
