@@ -35,13 +35,14 @@ def _round_odd_sum(x, y):
 
 def fma32(a, b, c):
     """Correctly rounded float32 ``a * b + c`` (arrays or scalars of float32 values)."""
-    product = np.multiply(a, b, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64)
-    s = product + c
-    midpoint = (s.view(np.uint64) & _MIDPOINT_MASK) == _MIDPOINT
-    if midpoint.any():
-        where = np.nonzero(midpoint)
-        s[where] = _round_odd_sum(product[where], np.broadcast_to(c, s.shape)[where])
+    s = np.multiply(a, b, dtype=np.float64)
+    np.add(s, c, out=s, dtype=np.float64)
+    bits = np.bitwise_and(s.view(np.uint64), _MIDPOINT_MASK)
+    if (bits == _MIDPOINT).any():
+        where = np.nonzero(bits == _MIDPOINT)
+        shape = s.shape
+        product = np.multiply(np.broadcast_to(a, shape)[where], np.broadcast_to(b, shape)[where], dtype=np.float64)
+        s[where] = _round_odd_sum(product, np.broadcast_to(c, shape)[where].astype(np.float64))
     return s.astype(_F32)
 
 

@@ -25,7 +25,7 @@ from ... import _dtype
 from ...creation import tensor
 from ._collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, Subset, TensorDataset, _is_plain
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, draw_seed
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -193,6 +193,7 @@ class _DataLoaderIter:
 
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
+        self._base_seed = draw_seed(loader.generator)  # PyTorch draws it for its workers on every pass
         if loader._dataset_kind == _DatasetKind.Iterable:
             self._batches = self._iterable_batches(loader)
         else:
