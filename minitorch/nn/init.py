@@ -238,6 +238,6 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     with grad_mode.no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            zero_rows = randperm(rows, generator=generator, device=tensor.device)[:num_zeros]
+            zero_rows = randperm(rows, device=tensor.device)[:num_zeros]  # the default generator, as PyTorch
             tensor[zero_rows, col] = 0
     return tensor
