@@ -260,6 +260,12 @@ MODULES = {
     "LayerNorm": lambda nn: nn.LayerNorm(10),
     "MultiheadAttention": lambda nn: nn.MultiheadAttention(16, 4),
     "TransformerEncoderLayer": lambda nn: nn.TransformerEncoderLayer(16, 4, dim_feedforward=32),
+    "Transformer": lambda nn: nn.Transformer(16, 4, 1, 1, 32, batch_first=True),
+    "Conv3d": lambda nn: nn.Conv3d(2, 4, 3),
+    "LSTM_proj": lambda nn: nn.LSTM(4, 6, proj_size=3, num_layers=2),
+    "MultiheadAttention_kdim": lambda nn: nn.MultiheadAttention(8, 2, kdim=5, vdim=6, add_bias_kv=True),
+    "cells": lambda nn: nn.ModuleList([nn.LSTMCell(4, 6), nn.GRUCell(4, 6), nn.RNNCell(4, 6)]),
+    "norms": lambda nn: nn.ModuleList([nn.BatchNorm2d(5), nn.GroupNorm(2, 4), nn.PReLU(3), nn.EmbeddingBag(10, 3)]),
     "Sequential": lambda nn: nn.Sequential(nn.Linear(5, 9), nn.ReLU(), nn.Linear(9, 2), nn.Embedding(4, 3)),
 }
 
