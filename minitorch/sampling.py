@@ -30,7 +30,16 @@ def _fill(self: Tensor, generator: Generator | None, draw) -> Tensor:
     if n == 0:
         return self
     backend = gen.backend
-    values = draw(gen._rng, n).astype(backend.array_dtype(self.dtype), copy=False)
+    state = backend.quiet_fp_state  # a cauchy_ draw beyond half's range is inf, silently, as in PyTorch
+    token = state[0].set(state[1]) if state is not None else None
+    try:
+        values = draw(gen._rng, n)
+        if self.dtype is _dtype.float16:  # PyTorch rounds a double to half through float
+            values = values.astype(backend.array_dtype(_dtype.float32), copy=False)
+        values = values.astype(backend.array_dtype(self.dtype), copy=False)
+    finally:
+        if state is not None:
+            state[0].reset(token)
     order = _iteration_order(self)
     values = values.reshape(tuple(self.shape[d] for d in order))
     values = values.transpose(sorted(range(len(order)), key=order.__getitem__))

@@ -87,8 +87,7 @@ class TorchGenerator:
         contiguous elements, else the serial path that keeps one cached sample."""
         dtype = np.dtype(dtype)
         if n < 16 or not contiguous:
-            values = self._normal_serial(n, mean, std)
-            return values.astype(np.float32).astype(dtype) if dtype == np.float16 else values.astype(dtype)
+            return _from_double(self._normal_serial(n, mean, std), dtype)
         if dtype == np.float64:
             return self._normal_fill(n, np.float64, mean, std, self._box_muller_libm)
         if dtype == np.float32:
@@ -200,7 +199,7 @@ class TorchGenerator:
     def exponential(self, n: int, dtype, lambd: float):
         """``exponential_(lambd)``: ``-1 / lambd * log1p(-u)`` with a double uniform."""
         u = self._unit(n, np.dtype(np.float64))
-        return ((-1.0 / lambd) * libm(np.log1p, -u)).astype(dtype)
+        return _from_double((-1.0 / lambd) * libm(np.log1p, -u), np.dtype(dtype))
 
     def geometric(self, n: int, p: float):
         """``geometric_(p)``: ``ceil(log(u) / log1p(-p))`` with a double uniform."""
@@ -308,6 +307,11 @@ class TorchGenerator:
         self._fresh = left == 1 and following == 0
         self.double_normal = normal_y if normal_valid else None
         self.float_normal = float_value if float_valid else None
+
+
+def _from_double(values, dtype):
+    """A double cast to ``dtype`` as C++ casts it: to half through float."""
+    return (values.astype(np.float32) if dtype == np.float16 else values).astype(dtype)
 
 
 def _fma(a: float, b: float, c: float) -> float:

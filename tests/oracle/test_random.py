@@ -307,3 +307,20 @@ def test_errors_have_pytorch_types(make):
         make(torch)
     with pytest.raises(type(theirs.value)):
         make(minitorch)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_samplers_in_other_dtypes(dtype):
+    both(1)
+    for name, args in [("exponential_", (0.7,)), ("cauchy_", (0.0, 1e-3)), ("log_normal_", (0.0, 0.5)),
+                       ("geometric_", (0.01,)), ("bernoulli_", (0.3,)), ("random_", (0, 100)),
+                       ("normal_", (0.0, 3.0)), ("uniform_", (-3.0, 5.0))]:
+        for n in (5, 5000):
+            assert_same(getattr(minitorch.empty(n, dtype=getattr(minitorch, dtype)), name)(*args),
+                        getattr(torch.empty(n, dtype=getattr(torch, dtype)), name)(*args), f"{name} {n}")
+    weights = torch.rand(3, 20, dtype=getattr(torch, dtype))
+    minitorch.set_rng_state(minitorch.tensor(torch.get_rng_state().numpy()))
+    for k, replacement in ((1, False), (5, False), (30, True)):
+        assert_same(minitorch.multinomial(minitorch.tensor(weights.numpy()), k, replacement),
+                    torch.multinomial(weights, k, replacement))
+    assert_same_state()
