@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import secrets
 
 from . import _dtype
@@ -36,6 +37,10 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed`` (negative seeds wrap to uint64, as in PyTorch)."""
+        try:
+            seed = operator.index(seed)
+        except TypeError:
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
         self._rng = self.backend.rng(_checked_seed(seed))
         return self
 
