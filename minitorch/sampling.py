@@ -96,16 +96,17 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
     return bernoulli_(out, input if p is None else p, generator=generator)
 
 
-def random_(self: Tensor, from_: int | None = None, to: int | None = None, *, generator=None, **kwargs) -> Tensor:
+def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     """``random_()``: integers on [0, 2**mantissa or max]; ``random_(to)``: on [0, to);
     ``random_(from, to)``: on [from, to) (``to=None``: up to the dtype's largest value)."""
-    keyword_from = "from" in kwargs
-    from_, to = kwargs.pop("from", from_), kwargs.pop("to", to)
-    dtype = _array_dtype(self)
-    if from_ is None and to is None:
+    if not args and not kwargs:
+        dtype = _array_dtype(self)
         return _fill(self, generator, lambda s, n: s.random_bits(n, dtype))
-    if to is None and not keyword_from:
-        from_, to = 0, from_
+    if len(args) == 1 and not kwargs:
+        from_, to = 0, args[0]
+    else:
+        bound = dict(zip(("from", "to"), args), **kwargs)
+        from_, to = bound.get("from", 0), bound.get("to")
     if to is None:
         to = _largest(self.dtype) + 1
     low, high = int(from_), int(to)

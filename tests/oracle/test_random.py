@@ -133,6 +133,10 @@ def test_dtypes(seed):
     assert_same(minitorch.empty(30, dtype=minitorch.int64).random_(7),
                 torch.empty(30, dtype=torch.int64).random_(7))
     assert_same(minitorch.empty(30).random_(-4, 9), torch.empty(30).random_(-4, 9))
+    assert_same(minitorch.empty(30, dtype=minitorch.int16).random_(5, None),
+                torch.empty(30, dtype=torch.int16).random_(5, None))
+    assert_same(minitorch.empty(30).random_(2, to=9), torch.empty(30).random_(2, to=9))
+    assert_same(minitorch.empty(30).random_(to=9), torch.empty(30).random_(to=9))
     assert_same_state()
 
 
