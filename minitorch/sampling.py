@@ -50,6 +50,11 @@ def _array_dtype(self: Tensor):
     return _generator(None, self.device).backend.array_dtype(self.dtype)
 
 
+def _no_other_keywords(name: str, kwargs: dict) -> None:
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+
 def _require_float(self: Tensor, kernel: str) -> None:
     if not self.dtype.is_floating_point:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(self.dtype)}\'')
@@ -58,6 +63,7 @@ def _require_float(self: Tensor, kernel: str) -> None:
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None, **kwargs) -> Tensor:
     """Values uniform on [from, to): ``u * (to - from) + from``, one fused multiply-add in the dtype."""
     from_, to = kwargs.pop("from", from_), kwargs.pop("to", to)
+    _no_other_keywords("uniform_", kwargs)
     _require_float(self, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
@@ -99,12 +105,15 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
 def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     """``random_()``: integers on [0, 2**mantissa or max]; ``random_(to)``: on [0, to);
     ``random_(from, to)``: on [from, to) (``to=None``: up to the dtype's largest value)."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes at most 2 positional arguments (from, to), got {len(args)}")
     if not args and not kwargs:
         dtype = _array_dtype(self)
         return _fill(self, generator, lambda s, n: s.random_bits(n, dtype))
     if len(args) == 1 and not kwargs:
         from_, to = 0, args[0]
     else:
+        _no_other_keywords("random_", {k: v for k, v in kwargs.items() if k not in ("from", "to")})
         bound = dict(zip(("from", "to"), args), **kwargs)
         from_, to = bound.get("from", 0), bound.get("to")
     if to is None:
