@@ -233,13 +233,15 @@ INITS = {
 }
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(INITS))
 @pytest.mark.parametrize("shape", [(3, 5), (16, 8, 3, 3), (7, 200)])
-def test_init_functions(name, shape):
+def test_init_functions(name, shape, dtype):
     if name == "sparse_" and len(shape) != 2:
         return
     both(17)
-    assert_same(INITS[name](minitorch, minitorch.empty(shape)), INITS[name](torch, torch.empty(shape)), name)
+    assert_same(INITS[name](minitorch, minitorch.empty(shape, dtype=getattr(minitorch, dtype))),
+                INITS[name](torch, torch.empty(shape, dtype=getattr(torch, dtype))), name)
     assert_same_state()
 
 
