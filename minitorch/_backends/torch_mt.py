@@ -25,6 +25,7 @@ _LEGACY_STATE = struct.Struct("<QiiQ624Qdddi4x")  # CPUGeneratorImplStateLegacy 
 _STATE_TAIL = struct.Struct("<f?3x")  # + next_float_normal_sample and its flag: 5056 bytes
 STATE_BYTES = _LEGACY_STATE.size + _STATE_TAIL.size
 _SMALL_RANGE = 1 << 28  # randint draws one 32-bit word below this range, 64 bits from it (torch 2.13)
+_CHUNK = 1 << 16  # elements per pass of a many-step kernel (a multiple of the normal fill's 16)
 _RANDPERM_SERIAL_TAIL = 2048  # the last swaps of a randperm run as a plain loop
 _TWO_PI_F32 = np.float32(2 * math.pi)
 _INT32_MAX = 2**31 - 1
@@ -58,10 +59,13 @@ class TorchGenerator:
     def _unit(self, n: int, dtype):
         """``n`` uniform [0, 1) values: the low ``digits`` bits of one draw (64 bits for float64)."""
         digits = _DIGITS[dtype]
-        if digits == 53:
-            bits = self.random64(n) & np.uint64((1 << 53) - 1)
-            return bits.astype(np.float64) * 2.0**-53
-        calc = np.float32 if dtype != np.float64 else np.float64
+        if digits == 53:  # a chunk at a time: no 16-byte-per-element temporaries
+            out = np.empty(n, np.float64)
+            for start in range(0, n, _CHUNK):
+                bits = self.random64(min(_CHUNK, n - start)) & np.uint64((1 << 53) - 1)
+                np.multiply(bits, 2.0**-53, out=out[start:start + _CHUNK])
+            return out
+        calc = np.float32
         bits = self.random32(n) & np.uint64((1 << digits) - 1)
         return bits.astype(calc) * calc(2.0**-digits)
 
@@ -76,9 +80,10 @@ class TorchGenerator:
             return np.where(values == 1, dtype.type(0), values) if dtype == np.float16 else values
         low, high = dtype.type(low), dtype.type(high)
         if dtype == np.float64:
-            values = fma64(u, high - low, low)
+            values = _in_chunks(lambda part: fma64(part, high - low, low), u)
         else:
-            values = fma32(u, np.float32(np.float32(high) - np.float32(low)), np.float32(low)).astype(dtype)
+            span, low32 = np.float32(np.float32(high) - np.float32(low)), np.float32(low)
+            values = _in_chunks(lambda part: fma32(part, span, low32), u).astype(dtype)
         return np.where(values == high, low, values)  # a draw that rounds up to ``high`` becomes ``low``
 
     # normal ----------------------------------------------------------------------------------
@@ -94,7 +99,8 @@ class TorchGenerator:
             return self._normal_fill(n, np.float32, mean, std, self._box_muller_avx)
         # half (measured): a float32 fill over n rounded up to whole blocks, whose last 16 end the output
         padded = -(-n // 16) * 16
-        values = self._box_muller_avx(self._unit(padded, np.dtype(np.float32)), mean, std)
+        u = self._unit(padded, np.dtype(np.float32))
+        values = _in_chunks(lambda part: self._box_muller_avx(part, mean, std), u)
         values[n - 16:n] = values[padded - 16:].copy()
         return values[:n].astype(dtype)
 
@@ -102,7 +108,7 @@ class TorchGenerator:
         u = self._unit(n, np.dtype(dtype))
         full = n - n % 16
         out = np.empty(n, dtype)
-        out[:full] = box_muller(u[:full], mean, std)
+        out[:full] = _in_chunks(lambda part: box_muller(part, mean, std), u[:full])
         if full != n:  # PyTorch redraws a whole block of 16 for the tail and overwrites the last 16 outputs
             out[n - 16:] = box_muller(self._unit(16, np.dtype(dtype)), mean, std)
         return out
@@ -307,6 +313,15 @@ class TorchGenerator:
         self._fresh = left == 1 and following == 0
         self.double_normal = normal_y if normal_valid else None
         self.float_normal = float_value if float_valid else None
+
+
+def _in_chunks(kernel, values):
+    """``kernel(values)`` a chunk at a time: a kernel of many array passes then keeps its temporaries in
+    cache (2-4x faster than whole-array passes for the exact FMA and float32 normal kernels)."""
+    if values.size <= _CHUNK:
+        return kernel(values)
+    parts = [kernel(values[start:start + _CHUNK]) for start in range(0, values.size, _CHUNK)]
+    return np.concatenate(parts)
 
 
 def _from_double(values, dtype):
