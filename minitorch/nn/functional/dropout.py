@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...creation import empty_like
 from ...ops.arguments import user_stacklevel
 from ...ops.op import Op
 from ...sampling import bernoulli_
@@ -53,7 +54,8 @@ def _dropout(name: str, input: Tensor, p: float, training: bool, mask_shape=None
     check_floating(name, input)
     if p == 1:
         return input * 0.0
-    keep = input.new_empty(tuple(input.shape) if mask_shape is None else mask_shape)
+    # PyTorch's noise: empty_like(input) (its dense layout, filled in memory order) or, per channel, a new tensor
+    keep = empty_like(input) if mask_shape is None else input.new_empty(mask_shape)
     return Dropout.apply(input, bernoulli_(keep, 1 - p), float(p), alpha)
 
 
