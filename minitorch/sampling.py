@@ -97,8 +97,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """0/1 samples (in ``input``'s dtype) that are 1 with probability ``input`` (or ``p``)."""
-    backend = _generator(None, input.device).backend
-    out = from_array(backend.empty(tuple(input.shape), input.dtype), backend, input.device)
+    out = input.new_empty(tuple(input.shape))  # contiguous, as PyTorch's (drawn in row-major order)
     return bernoulli_(out, input if p is None else p, generator=generator)
 
 

@@ -148,6 +148,7 @@ def test_distributions_and_probability_tensors():
     assert_same(minitorch.bernoulli(mp32), torch.bernoulli(p32))
     assert_same(minitorch.bernoulli(mp64), torch.bernoulli(p64))
     assert_same(minitorch.bernoulli(mp32, 0.25), torch.bernoulli(p32, 0.25))
+    assert_same(minitorch.bernoulli(mp64.reshape(20, 15).t()), torch.bernoulli(p64.reshape(20, 15).t()))
     assert_same(minitorch.zeros(2, 300).bernoulli_(mp64), torch.zeros(2, 300).bernoulli_(p64))
     assert_same(minitorch.empty(40).cauchy_(1.0, 2.0), torch.empty(40).cauchy_(1.0, 2.0))
     assert_same(minitorch.empty(40, dtype=minitorch.float64).log_normal_(0.5, 0.3),
