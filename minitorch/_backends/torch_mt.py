@@ -28,10 +28,9 @@ _SMALL_RANGE = 1 << 28  # randint draws one 32-bit word below this range, 64 bit
 _CHUNK = 1 << 16  # elements per pass of a many-step kernel (a multiple of the normal fill's 16)
 _RANDPERM_SERIAL_TAIL = 2048  # the last swaps of a randperm run as a plain loop
 _TWO_PI_F32 = np.float32(2 * math.pi)
-_INT32_MAX = 2**31 - 1
 
-# mantissa bits of a uniform [0, 1) draw, per dtype (measured: torch 2.13 draws half through float)
-_DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 24}  # half: a float draw, rounded
+# mantissa bits of a uniform [0, 1) draw, per dtype (measured: torch 2.13 draws half as a float, then rounds)
+_DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 24}
 
 
 class TorchGenerator:
