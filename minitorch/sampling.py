@@ -14,7 +14,7 @@ from .ops.inplace import copy_
 from .random import Generator, _generator, _has_data, check_random_bounds
 from .tensor import Tensor, from_array
 
-_MANTISSA_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
+_MANTISSA_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 def _iteration_order(t: Tensor) -> list:
@@ -34,7 +34,7 @@ def _fill(self: Tensor, generator: Generator | None, draw) -> Tensor:
     token = state[0].set(state[1]) if state is not None else None
     try:
         values = draw(gen._rng, n)
-        if self.dtype is _dtype.float16:  # PyTorch rounds a double to half through float
+        if self.dtype.is_floating_point and self.dtype.itemsize == 2:  # PyTorch rounds a double to half via float
             values = values.astype(backend.array_dtype(_dtype.float32), copy=False)
         values = values.astype(backend.array_dtype(self.dtype), copy=False)
     finally:

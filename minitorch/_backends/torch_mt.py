@@ -29,8 +29,9 @@ _CHUNK = 1 << 16  # elements per pass of a many-step kernel (a multiple of the n
 _RANDPERM_SERIAL_TAIL = 2048  # the last swaps of a randperm run as a plain loop
 _TWO_PI_F32 = np.float32(2 * math.pi)
 
-# mantissa bits of a uniform [0, 1) draw, per dtype (measured: torch 2.13 draws half as a float, then rounds)
-_DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 24}
+# mantissa bits of a uniform [0, 1) draw: 53 for float64, else 24 (measured: torch 2.13 draws half as a float,
+# then rounds; so do the 16-bit floats below)
+_DIGITS = {np.dtype(np.float64): 53}
 
 
 class TorchGenerator:
@@ -57,7 +58,7 @@ class TorchGenerator:
 
     def _unit(self, n: int, dtype):
         """``n`` uniform [0, 1) values: the low ``digits`` bits of one draw (64 bits for float64)."""
-        digits = _DIGITS[dtype]
+        digits = _DIGITS.get(dtype, 24)
         if digits == 53:  # a chunk at a time: no 16-byte-per-element temporaries
             out = np.empty(n, np.float64)
             for start in range(0, n, _CHUNK):
@@ -76,7 +77,7 @@ class TorchGenerator:
         u = self._unit(n, dtype)
         if low == 0.0 and high == 1.0:
             values = u.astype(dtype, copy=False)
-            return np.where(values == 1, dtype.type(0), values) if dtype == np.float16 else values
+            return np.where(values == 1, dtype.type(0), values) if _is_16_bit(dtype) else values
         low, high = dtype.type(low), dtype.type(high)
         if dtype == np.float64:
             values = _in_chunks(lambda part: fma64(part, high - low, low), u)
@@ -165,8 +166,9 @@ class TorchGenerator:
         draws = self.random64(n) if wide else self.random32(n)
         if dtype == np.bool_:
             return (draws & np.uint64(1)).astype(np.bool_)
-        if dtype.kind == "f":
-            modulus = (1 << _DIGITS[dtype]) + 1
+        if dtype.kind == "f" or _is_16_bit(dtype):
+            digits = {8: 53, 4: 24}.get(dtype.itemsize, 11 if dtype.kind == "f" else 8)  # bfloat16: 8
+            modulus = (1 << digits) + 1
         else:
             modulus = int(np.iinfo(dtype).max) + 1
         return (draws % np.uint64(modulus)).astype(dtype)
@@ -325,7 +327,12 @@ def _in_chunks(kernel, values):
 
 def _from_double(values, dtype):
     """A double cast to ``dtype`` as C++ casts it: to half through float."""
-    return (values.astype(np.float32) if dtype == np.float16 else values).astype(dtype)
+    return (values.astype(np.float32) if _is_16_bit(dtype) else values).astype(dtype)
+
+
+def _is_16_bit(dtype) -> bool:
+    """half (or bfloat16): drawn and computed in float, then rounded."""
+    return dtype.itemsize == 2 and dtype.kind in "fV"
 
 
 def _fma(a: float, b: float, c: float) -> float:

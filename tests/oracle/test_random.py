@@ -122,7 +122,7 @@ def test_dtypes(seed):
                          lambda lib, d: lib.empty(n, dtype=d).normal_(0.2, 2.0)):
                 assert_same(make(minitorch, getattr(minitorch, lib_dtype)), make(torch, getattr(torch, lib_dtype)),
                             f"{lib_dtype} {n}")
-    for name in ("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "bool"):
+    for name in ("int64", "int32", "int16", "int8", "uint8", "float16", "float32", "float64", "bool"):
         assert_same(minitorch.empty(50, dtype=getattr(minitorch, name)).random_(),
                     torch.empty(50, dtype=getattr(torch, name)).random_(), f"random_ {name}")
     for name in ("int32", "int16", "float32", "float64"):
