@@ -334,3 +334,31 @@ def test_samplers_in_other_dtypes(dtype):
         assert_same(minitorch.multinomial(minitorch.tensor(weights.numpy()), k, replacement),
                     torch.multinomial(weights, k, replacement))
     assert_same_state()
+
+
+def test_data_loading_shuffles_like_pytorch():
+    data = np.arange(50, dtype=np.float32).reshape(25, 2)
+
+    class EagerSampler:  # draws in __iter__ itself, before the loader's per-pass seed
+        def __init__(self, lib):
+            self.lib = lib
+
+        def __iter__(self):
+            return iter(self.lib.randperm(25).tolist())
+
+        def __len__(self):
+            return 25
+
+    def batches(lib):
+        utils = lib.utils.data
+        dataset = utils.TensorDataset(lib.tensor(data))
+        loaders = [utils.DataLoader(dataset, batch_size=4, shuffle=True),
+                   utils.DataLoader(dataset, batch_size=3, sampler=EagerSampler(lib)),
+                   utils.DataLoader(dataset, batch_size=5, sampler=utils.WeightedRandomSampler(np.linspace(0.1, 1, 25), 33))]
+        drawn = [b[0].numpy().tolist() for loader in loaders for _ in range(2) for b in loader]
+        parts = utils.random_split(dataset, [0.6, 0.4])
+        return drawn, [list(part.indices) for part in parts]
+
+    both(0)
+    assert batches(minitorch) == batches(torch)
+    assert_same_state()

@@ -193,11 +193,13 @@ class _DataLoaderIter:
 
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
-        self._base_seed = draw_seed(loader.generator)  # PyTorch draws it for its workers on every pass
-        if loader._dataset_kind == _DatasetKind.Iterable:
+        # PyTorch's order: the sampler's iterator first, then a seed for its workers, drawn on every pass
+        indices = iter(loader._index_sampler) if loader._dataset_kind != _DatasetKind.Iterable else None
+        self._base_seed = draw_seed(loader.generator)
+        if indices is None:
             self._batches = self._iterable_batches(loader)
         else:
-            self._batches = self._map_batches(loader)
+            self._batches = self._map_batches(loader, indices)
 
     def __iter__(self) -> _DataLoaderIter:
         return self
@@ -222,20 +224,20 @@ class _DataLoaderIter:
             yield collate(batch)
 
     @staticmethod
-    def _map_batches(loader: DataLoader) -> Iterator:
+    def _map_batches(loader: DataLoader, sampled: Iterator) -> Iterator:
         dataset, collate = loader.dataset, loader.collate_fn
         if not loader._auto_collation:
-            for index in loader.sampler:
+            for index in sampled:
                 yield collate(dataset[index])
             return
         source = _tensor_source(dataset) if collate is default_collate else None
         if source is not None:
             tensors, index_maps = source
-            for indices in loader.batch_sampler:
+            for indices in sampled:
                 yield _gather(tensors, index_maps, indices)
             return
         getitems = getattr(dataset, "__getitems__", None)
-        for indices in loader.batch_sampler:
+        for indices in sampled:
             samples = getitems(indices) if getitems else [dataset[i] for i in indices]
             yield collate(samples)
 
