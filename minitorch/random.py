@@ -74,6 +74,19 @@ class Generator:
             raise RuntimeError(str(exc)) from None
         return self
 
+    def clone_state(self) -> Generator:
+        """A new Generator on the same device, continuing from this one's current state."""
+        return Generator(self.device).set_state(self.get_state())
+
+    def __reduce__(self):  # pickle and deepcopy keep the stream's position, as PyTorch's (the state as bytes)
+        return Generator, (str(self.device),), (self.initial_seed(), None, self._rng.get_state())
+
+    def __setstate__(self, state) -> None:
+        try:
+            self._rng.set_state(bytes(state[2]))
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from None
+
     def __repr__(self) -> str:
         return f"<minitorch.Generator object on {self.device}>"
 

@@ -3,6 +3,8 @@ state round trips, statistics and PyTorch's exceptions. The full comparison is t
 
 from __future__ import annotations
 
+import copy
+import pickle
 import struct
 
 import numpy as np
@@ -54,6 +56,15 @@ def test_state_round_trip_includes_the_cached_normal():
     assert [torch.randn(5, generator=g).tolist(), torch.rand(17, generator=g).tolist()] == first
     torch.manual_seed(3)
     assert torch.randn(3).tolist() == torch.randn(3, generator=torch.Generator().manual_seed(3)).tolist()
+
+
+def test_pickle_deepcopy_and_clone_state_keep_the_position():
+    g = torch.Generator().manual_seed(3)
+    torch.randn(3, generator=g)
+    copies = [pickle.loads(pickle.dumps(g)), copy.deepcopy(g), g.clone_state()]
+    expected = torch.randn(5, generator=g).tolist()
+    for other in copies:
+        assert other.initial_seed() == 3 and torch.randn(5, generator=other).tolist() == expected
 
 
 def test_fork_rng_and_global_state():
