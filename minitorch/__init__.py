@@ -98,6 +98,7 @@ from .ops.shape import *
 from .ops.sorting import *
 from .ops.views import *
 from .random import *
+from .sampling import *
 from .serialization import *
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor

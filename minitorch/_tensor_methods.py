@@ -9,7 +9,7 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 
 from __future__ import annotations
 
-from . import _tensortype
+from . import _tensortype, sampling
 from .creation import _new_factory, _new_full, _new_tensor, empty, ones, zeros
 from .cuda import memory as cuda_memory
 from .nn.functional import activation
@@ -33,7 +33,7 @@ from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
 from .quantization import quantize
 from .quantization.qtensor import QTensor
-from .random import bernoulli, multinomial
+from .random import multinomial
 from .sparse import dispatch as sparse_dispatch
 from .sparse import ops as sparse_ops
 from .sparse.tensor import SparseTensor
@@ -215,16 +215,18 @@ METHODS: dict[str, object] = {
     "cholesky": blas.cholesky, "qr": blas.qr, "matrix_power": blas.matrix_power, "pinverse": blas.pinverse,
     # ops/conversion.py
     "clone": conversion.clone, "contiguous": conversion.contiguous,
-    # creation.py and random.py
+    # creation.py, random.py and sampling.py
     "new_empty": _new_factory(empty), "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
     "new_full": _new_full, "new_tensor": _new_tensor, "new": _tensortype.new,
-    "bernoulli": bernoulli, "multinomial": multinomial,
+    "bernoulli": sampling.bernoulli, "multinomial": multinomial,
     # nn/functional/activation.py
     "softmax": activation.torch_softmax, "log_softmax": activation.torch_log_softmax,
     # ops/inplace.py: writes into self (the out-of-place op, then CopySlices when self is a view)
     "copy_": inplace.copy_, "fill_": inplace.fill_, "zero_": inplace.zero_, "index_put_": inplace.index_put_,
-    "uniform_": inplace._random_fill(inplace._uniform), "normal_": inplace._random_fill(inplace._normal),
-    "bernoulli_": inplace._random_fill(inplace._bernoulli),
+    # sampling.py: in-place draws from a generator (PyTorch's CPU streams)
+    "uniform_": sampling.uniform_, "normal_": sampling.normal_, "bernoulli_": sampling.bernoulli_,
+    "random_": sampling.random_, "exponential_": sampling.exponential_, "geometric_": sampling.geometric_,
+    "log_normal_": sampling.log_normal_, "cauchy_": sampling.cauchy_,
     "add_": _in_place("add"), "sub_": _in_place("sub"), "mul_": _in_place("mul"), "div_": _in_place("div"),
     "true_divide_": _in_place("true_divide"), "floor_divide_": _in_place("floor_divide"),
     "remainder_": _in_place("remainder"), "fmod_": _in_place("fmod"), "pow_": _in_place("pow"),
@@ -258,7 +260,6 @@ METHODS: dict[str, object] = {
     "arcsinh_": _in_place("asinh"), "arccosh_": _in_place("acosh"), "arctanh_": _in_place("atanh"),
     "arctan2_": _in_place("atan2"), "greater_": _in_place("gt"), "greater_equal_": _in_place("ge"),
     "less_": _in_place("lt"), "less_equal_": _in_place("le"), "not_equal_": _in_place("ne"),
-    "random_": inplace._random_fill(inplace._random),
     "subtract_": _in_place("sub"), "multiply_": _in_place("mul"), "divide_": _in_place("div"),
     "negative_": _in_place("neg"), "absolute_": _in_place("abs"), "arcsin_": _in_place("asin"),
     "arccos_": _in_place("acos"), "arctan_": _in_place("atan"),

@@ -1,13 +1,17 @@
-"""Random numbers: Generator objects, the default generators, and the random factories.
+"""Random numbers: Generator objects, the default generators, seeding and state, and the random factories.
 
-Every draw goes through a device's backend random stream (numpy's PCG64 on the CPU, CuPy's XORWOW
-on CUDA, shapes only on ``meta``). ``manual_seed`` reseeds the default generator of every device, so
-a seeded run is reproducible within minitorch; the numbers differ from PyTorch's (other streams).
+Every draw goes through a device's backend stream. On the CPU that stream is PyTorch's own generator
+(``_backends/torch_mt.py``: the same Mersenne Twister and the same transformations), so after
+``manual_seed(s)`` the factories here and the in-place samplers (``uniform_``, ``normal_``, ...,
+``sampling.py``) give PyTorch's numbers, and ``get_rng_state()`` is PyTorch's 5056-byte state. CUDA
+uses CuPy's XORWOW (other numbers than PyTorch's Philox) and ``meta`` draws shapes only.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import math
+import operator
 import secrets
 
 from . import _dtype
@@ -17,8 +21,9 @@ from .creation import _dense_order, _shape, check_allocation
 from .ops.promotion import broadcast_shapes
 from .tensor import Tensor, from_array
 
-_DEFAULT_SEED = 67280421310721
+_DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _UINT64 = 0xFFFF_FFFF_FFFF_FFFF
+_MAX_CATEGORIES = 2**24  # multinomial's indices go through float32
 
 
 class Generator:
@@ -28,90 +33,69 @@ class Generator:
         dev = as_device(device)
         self.backend = backend_for(dev)
         self.device = self.backend.normalize(dev)
-        self._seed = _DEFAULT_SEED
-        self._rng = self.backend.rng(self._seed)
+        self._rng = self.backend.rng(_DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed`` (negative seeds wrap to uint64, as in PyTorch)."""
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            seed = int(seed)
-        if not -(2**63) <= seed <= _UINT64:
-            raise RuntimeError(f"Overflow when unpacking long: seed {seed} does not fit in 64 bits")
-        self._seed = seed & _UINT64
-        self._rng = self.backend.rng(self._seed)
+        try:
+            seed = operator.index(seed)
+        except TypeError:
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
+        self._rng = self.backend.rng(_checked_seed(seed))
         return self
 
     def seed(self) -> int:
         """Reseed from the OS's entropy and return the new seed."""
-        self.manual_seed(secrets.randbits(63))
-        return self._seed
+        value = secrets.randbits(64)
+        self.manual_seed(value)
+        return value
 
     def initial_seed(self) -> int:
-        return self._seed
+        return self._rng.initial_seed
 
     def get_state(self) -> Tensor:
-        """The stream's state as a uint8 tensor (PyTorch's ByteTensor): JSON of the seed and the
-        bit generator's state. ``set_state`` restores it exactly on the CPU."""
-        bit_generator = getattr(self._rng, "bit_generator", None)
-        state = getattr(bit_generator, "state", None) if bit_generator is not None else None
-        if not isinstance(state, dict):
-            state = None  # CuPy's streams do not expose their state: set_state then reseeds
-        payload = json.dumps({"seed": self._seed, "state": state}).encode()
+        """The stream's state as a uint8 tensor: PyTorch's ``CPUGeneratorImplState`` bytes on the CPU."""
+        payload = self._rng.get_state()
         cpu = backend_for(CPU)
         array = cpu.xp.frombuffer(payload, dtype=cpu.array_dtype(_dtype.uint8)).copy()
         return from_array(array, cpu, CPU)
 
     def set_state(self, new_state: Tensor) -> Generator:
-        """Restore a state from ``get_state``. A malformed state raises (TypeError for a non-ByteTensor, as
-        PyTorch; RuntimeError otherwise) and leaves the generator unchanged."""
+        """Restore a state from ``get_state`` (PyTorch's exceptions for a wrong type, size or content)."""
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
-        if new_state.dtype is not _dtype.uint8:
-            raise TypeError(f"RNG state must be a torch.ByteTensor, got a tensor of dtype {new_state.dtype}")
+        if new_state.dtype is not _dtype.uint8 or new_state.device.type != "cpu":
+            raise TypeError("RNG state must be a torch.ByteTensor")
         if not new_state.is_contiguous():
             raise RuntimeError("RNG state must be contiguous")
-        if new_state.device.type == "meta" or new_state.numel() > _MAX_STATE_BYTES:
-            raise RuntimeError(f"Generator.set_state(): invalid RNG state (a {new_state.device.type} tensor of "
-                               f"{new_state.numel()} bytes; a state holds at most {_MAX_STATE_BYTES})")
-        seed, state = _parse_state(bytes(new_state.cpu().reshape(-1).tolist()))
-        rng = self.backend.rng(seed)
-        if state is not None:
-            bit_generator = getattr(rng, "bit_generator", None)
-            try:
-                bit_generator.state = state
-                restored = bit_generator.state == state  # numpy wraps or ignores some out-of-range fields
-            except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
-                raise RuntimeError(f"Generator.set_state(): invalid RNG state ({exc})") from None
-            if not restored:
-                raise RuntimeError("Generator.set_state(): invalid RNG state (a field is out of range)")
-        self._seed, self._rng = seed, rng
+        try:
+            self._rng.set_state(new_state._array.reshape(-1).tobytes())
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from None
         return self
+
+    def clone_state(self) -> Generator:
+        """A new Generator on the same device, continuing from this one's current state."""
+        return Generator(self.device).set_state(self.get_state())
+
+    def __reduce__(self):  # pickle and deepcopy keep the stream's position, as PyTorch's (the state as bytes)
+        return Generator, (str(self.device),), (self.initial_seed(), None, self._rng.get_state())
+
+    def __setstate__(self, state) -> None:
+        try:
+            self._rng.set_state(bytes(state[2]))
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from None
 
     def __repr__(self) -> str:
         return f"<minitorch.Generator object on {self.device}>"
 
 
-_MAX_STATE_BYTES = 4096  # get_state's JSON is about 200 bytes: refuse large tensors before decoding them
-
-
-def _parse_state(payload: bytes) -> tuple:
-    """``(seed, bit_generator_state or None)`` from ``get_state``'s JSON, each field type-checked."""
-    try:
-        state = json.loads(payload.decode(), parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise RuntimeError(f"Generator.set_state(): invalid RNG state ({exc})") from None
-    if not isinstance(state, dict) or state.keys() != {"seed", "state"}:
-        raise RuntimeError("Generator.set_state(): invalid RNG state (expected the keys 'seed' and 'state')")
-    seed = state["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _UINT64:
-        raise RuntimeError(f"Generator.set_state(): invalid RNG state (seed {str(seed)[:40]} is not a uint64)")
-    if state["state"] is not None and not isinstance(state["state"], dict):
-        raise RuntimeError("Generator.set_state(): invalid RNG state (the stream state is not an object)")
-    return seed, state["state"]
-
-
-def _refuse_constant(text: str):
-    raise ValueError(f"{text} is not a valid number in an RNG state")
+def _checked_seed(seed) -> int:
+    seed = int(seed)
+    if not -(2**63) <= seed <= _UINT64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed & _UINT64
 
 
 _default_generators: dict[str, Generator] = {}
@@ -131,6 +115,7 @@ default_generator = _default_generator_for(CPU)
 
 def manual_seed(seed: int) -> Generator:
     """Seed every device's default generator; returns the CPU one (as PyTorch does)."""
+    seed = _checked_seed(seed)
     for gen in _default_generators.values():
         gen.manual_seed(seed)
     return default_generator
@@ -156,10 +141,24 @@ def set_rng_state(new_state: Tensor) -> None:
     default_generator.set_state(new_state)
 
 
-# drawing ----------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _devices_kw: str = "devices",
+             device_type: str = "cuda"):
+    """Run the block with the default generators' states restored afterwards (CPU, and ``device_type``'s
+    generator where one was used)."""
+    if not enabled:
+        yield
+        return
+    saved = [(gen, gen.get_state()) for kind, gen in _default_generators.items()
+             if kind in ("cpu", as_device(device_type).type)]
+    try:
+        yield
+    finally:
+        for gen, state in saved:
+            gen.set_state(state)
 
-# float32/float16 casts of a float64 draw in [0, 1) can round up to 1.0; clamp to the largest value below 1.
-_BELOW_ONE = {"float16": 1 - 2**-11, "float32": 1 - 2**-24}
+
+# drawing ----------------------------------------------------------------------------------------
 
 
 def _generator(generator: Generator | None, device) -> Generator:
@@ -174,9 +173,9 @@ def _generator(generator: Generator | None, device) -> Generator:
     return generator
 
 
-def _wrap(array, gen: Generator, dtype, requires_grad: bool) -> Tensor:
+def _wrap(array, gen: Generator, shape, dtype, requires_grad: bool = False) -> Tensor:
     backend = gen.backend
-    t = from_array(array.astype(backend.array_dtype(dtype), copy=False), backend, gen.device)
+    t = from_array(array.astype(backend.array_dtype(dtype), copy=False).reshape(shape), backend, gen.device)
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -189,13 +188,6 @@ def _float_dtype(name: str, dtype) -> _dtype.dtype:
     return dtype
 
 
-def _uniform(gen: Generator, shape, dtype):
-    """Uniform [0, 1) in ``dtype`` as a backend array (never 1.0, even after rounding to float32)."""
-    array = gen._rng.random(size=shape).astype(gen.backend.array_dtype(dtype), copy=False)
-    below_one = _BELOW_ONE.get(dtype.name)
-    return array if below_one is None else gen.backend.xp.minimum(array, below_one)
-
-
 def _draw_shape(name: str, size, gen: Generator, dtype) -> tuple:
     """The shape of a draw of ``dtype``, checked against the device's memory before drawing."""
     shape = _shape(size, name)
@@ -203,23 +195,42 @@ def _draw_shape(name: str, size, gen: Generator, dtype) -> tuple:
     return shape
 
 
-def _has_data(gen_or_tensor) -> bool:
-    device = gen_or_tensor.device
-    return device.type != "meta"
+def _has_data(t) -> bool:
+    return t.device.type != "meta"
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
     """Uniform on [0, 1)."""
     dtype = _float_dtype("rand", dtype)
     gen = _generator(generator, device)
-    return _wrap(_uniform(gen, _draw_shape("rand", size, gen, dtype), dtype), gen, dtype, requires_grad)
+    shape = _draw_shape("rand", size, gen, dtype)
+    return _wrap(gen._rng.uniform(math.prod(shape), gen.backend.array_dtype(dtype)), gen, shape, dtype, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
     """Standard normal."""
     dtype = _float_dtype("randn", dtype)
     gen = _generator(generator, device)
-    return _wrap(gen._rng.standard_normal(size=_draw_shape("randn", size, gen, dtype)), gen, dtype, requires_grad)
+    shape = _draw_shape("randn", size, gen, dtype)
+    return _wrap(gen._rng.normal(math.prod(shape), gen.backend.array_dtype(dtype)), gen, shape, dtype, requires_grad)
+
+
+def check_random_bounds(low: int, high: int, dtype) -> None:
+    """``random_(low, high)``'s checks: a non-empty range whose values the dtype holds."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if dtype.is_floating_point or dtype is _dtype.bool:
+        return
+    bits = dtype.itemsize * 8
+    lowest, highest = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if dtype.is_signed else (0, 2**bits - 1)
+    name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
+    if not lowest <= low <= highest:
+        raise RuntimeError(f"from is out of bounds for {name}")
+    if not lowest <= high - 1 <= highest:
+        raise RuntimeError(f"to - 1 is out of bounds for {name}")
+
+
+_C_TYPE_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int", "int64": "long"}
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -232,24 +243,21 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if size is None:
         raise TypeError("randint() missing 1 required positional argument: 'size'")
     low, high = int(low), int(high)
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dtype = dtype or _dtype.int64
+    check_random_bounds(low, high, dtype)
     gen = _generator(generator, device)
     shape = _draw_shape("randint", (size,), gen, dtype)
-    return _wrap(gen._rng.integers(low, high, size=shape), gen, dtype, requires_grad)
+    return _wrap(gen._rng.random_from_to(math.prod(shape), low, high), gen, shape, dtype, requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False) -> Tensor:
-    """A random permutation of ``0 .. n-1``."""
+    """A random permutation of ``0 .. n-1`` (PyTorch's Fisher-Yates, swap by swap)."""
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     gen = _generator(generator, device)
     check_allocation("randperm", (n,), _dtype.int64, gen.backend)
-    rng = gen._rng
-    array = rng.permutation(n) if hasattr(rng, "permutation") else gen.backend.xp.argsort(rng.random(size=(n,)))
-    return _wrap(array, gen, dtype or _dtype.int64, requires_grad)
+    return _wrap(gen._rng.randperm(n), gen, (n,), dtype or _dtype.int64, requires_grad)
 
 
 def _like(input: Tensor, make, requires_grad: bool) -> Tensor:
@@ -265,124 +273,125 @@ def _like(input: Tensor, make, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand_like(input: Tensor,
-              *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda s: rand(s, dtype=dtype or input.dtype, device=device or input.device), requires_grad)
+def rand_like(input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None) -> Tensor:
+    return _like(input, lambda s: rand(s, dtype=dtype or input.dtype, device=device or input.device,
+                                       generator=generator), requires_grad)
 
 
-def randn_like(input: Tensor,
-               *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> Tensor:
-    return _like(input, lambda s: randn(s, dtype=dtype or input.dtype, device=device or input.device), requires_grad)
+def randn_like(input: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None) -> Tensor:
+    return _like(input, lambda s: randn(s, dtype=dtype or input.dtype, device=device or input.device,
+                                        generator=generator), requires_grad)
 
 
-def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None, requires_grad=False, layout=None,
-                 memory_format=None) -> Tensor:
+def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+                 layout=None, memory_format=None) -> Tensor:
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return _like(input, lambda s: randint(low, high, s, dtype=dtype or input.dtype, device=device or input.device),
-                 requires_grad)
+    return _like(input, lambda s: randint(low, high, s, dtype=dtype or input.dtype, device=device or input.device,
+                                          generator=generator), requires_grad)
 
 
-def _operand(name: str, value, gen: Generator):
-    """A backend array (or a Python float) for a distribution parameter; checks it sits on ``gen``'s device."""
-    if isinstance(value, Tensor):
-        if value.device.type != gen.device.type:
-            raise RuntimeError(
-                f"{name}(): expected the parameter on {gen.device}, but found it on {value.device}"
-            )
-        return value._array
-    return float(value)
+def _on_device(name: str, value: Tensor, gen: Generator):
+    if value.device.type != gen.device.type:
+        raise RuntimeError(f"{name}(): expected the parameter on {gen.device}, but found it on {value.device}")
+    return value._array
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
            layout=None, pin_memory=False) -> Tensor:
-    """Normal samples: ``mean`` and ``std`` are tensors (broadcast together) or floats (then ``size`` is needed)."""
-    tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
-    if not tensors:
+    """Normal samples: ``mean`` and ``std`` are tensors (broadcast together) or floats (then ``size`` is needed).
+
+    As PyTorch: standard normals ``z`` for the output, then ``z * std + mean`` with tensor parameters (two
+    roundings; the dtype is ``mean``'s, else ``std``'s), or PyTorch's fused ``normal_(mean, std)``."""
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_is_tensor and not std_is_tensor:
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments: with float mean and std, "
                             "size is required")
-        if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        _check_std(std)
         dtype = _float_dtype("normal", dtype)
         gen = _generator(generator, device)
-        z = gen._rng.standard_normal(size=_draw_shape("normal", (size,), gen, dtype))
-        return _wrap(z * float(std) + float(mean), gen, dtype, requires_grad)
-    first = tensors[0]
-    dtype = _float_dtype("normal", first.dtype if len(tensors) == 1 else _dtype.promote_types(mean.dtype, std.dtype))
+        shape = _draw_shape("normal", (size,), gen, dtype)
+        array = gen._rng.normal(math.prod(shape), gen.backend.array_dtype(dtype), float(mean), float(std))
+        return _wrap(array, gen, shape, dtype, requires_grad)
+    first = mean if mean_is_tensor else std
+    dtype = _float_dtype("normal", first.dtype)
     gen = _generator(generator, first.device)
-    mean_a, std_a = _operand("normal", mean, gen), _operand("normal", std, gen)
-    if isinstance(std, Tensor) and _has_data(std) and bool((std_a < 0).any()):
+    if std_is_tensor and _has_data(std) and bool((_on_device("normal", std, gen) < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    if isinstance(std, float) and std < 0:
+    if not std_is_tensor:
+        _check_std(std)
+    shape = broadcast_shapes(*(t.shape for t in (mean, std) if isinstance(t, Tensor)))
+    array_dtype = gen.backend.array_dtype(dtype)
+    z = gen._rng.normal(math.prod(shape), array_dtype, 0.0, 1.0 if std_is_tensor else float(std)).reshape(shape)
+    if std_is_tensor:  # in-place mul_/add_: computed in the promoted dtype, rounded to the output's
+        z = (z * _on_device("normal", std, gen)).astype(array_dtype, copy=False)
+    z = (z + (_on_device("normal", mean, gen) if mean_is_tensor else array_dtype.type(mean))).astype(array_dtype)
+    return _wrap(z, gen, shape, dtype, requires_grad)
+
+
+def _check_std(std) -> None:
+    if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    shape = broadcast_shapes(*(t.shape for t in tensors))
-    z = gen._rng.standard_normal(size=shape).astype(gen.backend.array_dtype(dtype), copy=False)
-    return _wrap(z * std_a + mean_a, gen, dtype, requires_grad)
-
-
-def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
-    """0/1 samples (in ``input``'s dtype) that are 1 with probability ``input`` (or ``p``)."""
-    gen = _generator(generator, input.device)
-    prob = _operand("bernoulli", input if p is None else p, gen)
-    if p is not None and not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    if p is None and _has_data(input) and bool(((prob < 0) | (prob > 1)).any()):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    u = gen._rng.random(size=tuple(input.shape))
-    return _wrap(u < prob, gen, input.dtype, False)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
-    """Category indices drawn from the rows of ``input`` (non-negative weights, not necessarily normalized)."""
+    """Category indices drawn from the rows of ``input`` (non-negative weights, not necessarily normalized),
+    by PyTorch's algorithms: the top ``num_samples`` of ``input / Exp(1)`` without replacement (or for one
+    sample), a binary search of the normalised running sum with replacement."""
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     categories = input.shape[-1]
     if not replacement and num_samples > categories:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if categories > _MAX_CATEGORIES:
+        raise RuntimeError("number of categories cannot exceed 2^24")
     gen = _generator(generator, input.device)
     xp = gen.backend.xp
-    weights = input._array.reshape(-1, categories).astype(gen.backend.array_dtype(_dtype.float64))
-    rows = weights.shape[0]
+    weights = _on_device("multinomial", input, gen).reshape(-1, categories)
     if _has_data(input):
-        if bool((~xp.isfinite(weights) | (weights < 0)).any()):
+        _check_weights(xp, weights, fast_path=not replacement or num_samples == 1)
+    samples = gen._rng.multinomial(weights, num_samples, replacement)
+    out_shape = (num_samples,) if input.dim() == 1 else (weights.shape[0], num_samples)
+    return _wrap(samples, gen, out_shape, _dtype.int64)
+
+
+def _check_weights(xp, weights, fast_path: bool) -> None:
+    """PyTorch's checks, whose messages differ between its two algorithms."""
+    if weights.size == 0:
+        return
+    if fast_path:
+        if not bool((weights.max() < math.inf) & (weights.min() >= 0)):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if bool((weights.sum(axis=1) <= 0).any()):
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not replacement and bool(((weights > 0).sum(axis=1) < num_samples).any()):
-            raise RuntimeError(
-                "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)"
-            )
-    if replacement:  # inverse CDF, one row at a time
-        cdf = xp.cumsum(weights, axis=1)
-        u = gen._rng.random(size=(rows, num_samples)) * cdf[:, -1:]
-        samples = xp.stack([xp.searchsorted(cdf[r], u[r], side="right") for r in range(rows)]) if rows else u
-        samples = xp.minimum(samples, categories - 1)
-    else:  # exponential races (Efraimidis-Spirakis): the num_samples smallest E/w, zero weights never win
-        positive = weights > 0
-        races = gen._rng.standard_exponential(size=(rows, categories))
-        keys = xp.where(positive, races / xp.where(positive, weights, 1.0), float("inf"))
-        samples = xp.argsort(keys, axis=1)[:, :num_samples]
-    out_shape = (num_samples,) if input.dim() == 1 else (rows, num_samples)
-    return _wrap(samples.reshape(out_shape), gen, _dtype.int64, False)
+    else:
+        if bool((weights < 0).any()):
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if not bool(xp.isfinite(weights).all()):
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+    if bool((weights.sum(axis=1) <= 0).any()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:
-    """Poisson samples with rates ``input`` (in ``input``'s dtype)."""
+    """Poisson samples with rates ``input`` (in ``input``'s dtype), PyTorch's sampler element by element."""
     gen = _generator(generator, input.device)
-    rate = _operand("poisson", input, gen)
+    rate = _on_device("poisson", input, gen)
     if _has_data(input) and bool((rate < 0).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _wrap(gen._rng.poisson(rate, size=tuple(input.shape)), gen, input.dtype, False)
+    return _wrap(gen._rng.poisson(rate.reshape(-1)), gen, tuple(input.shape), input.dtype)
+
 
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli",
+    "fork_rng", "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
     "multinomial", "poisson",
 ]

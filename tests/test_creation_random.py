@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
+import struct
 
 import numpy as np
 import pytest
@@ -286,43 +286,29 @@ def test_generator_state_round_trip():
     assert torch.randn(4, generator=other).tolist() == a.tolist()
     with pytest.raises(TypeError, match="ByteTensor"):
         g.set_state(torch.zeros(3))
-    with pytest.raises(RuntimeError, match="invalid RNG state"):
+    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 5056"):
         g.set_state(torch.zeros(3, dtype=torch.uint8))
 
 
-def _state_bytes(text) -> torch.Tensor:
-    data = text.encode() if isinstance(text, str) else text
-    return torch.tensor(list(data), dtype=torch.uint8)
+def _patched_state(offset: int, fmt: str, value) -> torch.Tensor:
+    payload = bytearray(torch.Generator().manual_seed(9).get_state().numpy().tobytes())
+    struct.pack_into(fmt, payload, offset, value)
+    return torch.tensor(list(payload), dtype=torch.uint8)
 
 
-def _pcg(state=1, uinteger=0, **changes) -> str:
-    stream = {"bit_generator": "PCG64", "state": {"state": state, "inc": 1}, "has_uint32": 0, "uinteger": uinteger}
-    return json.dumps({"seed": 1, "state": dict(stream, **changes)})
-
-
-@pytest.mark.parametrize("state", [
-    "[" * 3000 + "]" * 3000,  # RecursionError from json before
-    '{"seed": 1e400, "state": null}',  # OverflowError from int(inf) before
-    '{"seed": true, "state": null}',
-    '{"seed": -1, "state": null}',
-    '{"seed": 1, "state": null, "x": 0}',
-    '{"seed": NaN, "state": null}',
-    '{"seed": 1, "state": [1]}',
-    _pcg(state=10**60),  # OverflowError from numpy before
-    _pcg(state=-1),
-    _pcg(uinteger=-5),
-    _pcg(bit_generator="MT19937"),
-    _pcg(extra=1),  # numpy ignores unknown keys: refused by the round trip check
-    b"\xff\xfe",
-    "x" * 5000,
-], ids=lambda state: repr(state)[:40])
-def test_hostile_rng_state_raises_runtime_error_and_changes_nothing(state):
+@pytest.mark.parametrize("offset, fmt, value", [
+    (8, "<i", 0),  # left: 1..624
+    (8, "<i", 625),
+    (12, "<i", 0),  # seeded
+    (16, "<Q", 625),  # next: at most 624
+], ids=["left=0", "left=625", "unseeded", "next=625"])
+def test_invalid_mt19937_state_raises_runtime_error_and_changes_nothing(offset, fmt, value):
     g = torch.Generator().manual_seed(5)
     expected = torch.Generator().manual_seed(5)
-    with pytest.raises(RuntimeError, match="invalid RNG state"):
-        g.set_state(_state_bytes(state))
-    with pytest.raises(RuntimeError, match="invalid RNG state"):
-        torch.set_rng_state(_state_bytes(state))
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        g.set_state(_patched_state(offset, fmt, value))
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        torch.set_rng_state(_patched_state(offset, fmt, value))
     assert g.initial_seed() == 5
     assert torch.rand(3, generator=g).tolist() == torch.rand(3, generator=expected).tolist()
 
@@ -387,7 +373,7 @@ def test_randperm_is_a_permutation(device):
     assert sorted(torch.randperm(10, device=device).tolist()) == list(range(10))
     assert torch.randperm(0, device=device).shape == (0,)
     assert torch.randperm(4, dtype=torch.int32, device=device).dtype is torch.int32
-    with pytest.raises(RuntimeError, match="n must be non-negative"):
+    with pytest.raises(RuntimeError, match="negative dimension -1"):
         torch.randperm(-1)
 
 
@@ -434,8 +420,8 @@ def test_multinomial(device):
     assert w.multinomial(1).shape == (1,)
     with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size\\(-1\\) samples without replacement"):
         torch.multinomial(w, 5)
-    with pytest.raises(RuntimeError, match="not enough non-negative category"):
-        torch.multinomial(w, 3)
+    beyond = torch.multinomial(w, 3).tolist()  # PyTorch 2.13: zero weights fill up the draw, without an error
+    assert {1, 2} <= set(beyond) and len(set(beyond)) == 3
     with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
         torch.multinomial(torch.tensor([1.0, -1.0]), 1)
     with pytest.raises(RuntimeError, match="sum of probabilities <= 0"):

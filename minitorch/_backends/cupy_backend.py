@@ -9,6 +9,7 @@ from __future__ import annotations
 from .._device import device
 from . import cuda_device
 from .array_backend import ArrayBackend
+from .array_stream import ArrayStream
 
 
 class CupyBackend(ArrayBackend):
@@ -65,7 +66,8 @@ class CupyBackend(ArrayBackend):
         self._cupyx.scatter_add(target, index, values)
 
     def rng(self, seed):
-        return self.xp.random.Generator(self.xp.random.XORWOW(seed))
+        xp = self.xp
+        return ArrayStream(lambda s: xp.random.Generator(xp.random.XORWOW(s)), xp, seed)
 
     def from_dlpack(self, obj):
         return self.xp.from_dlpack(obj)

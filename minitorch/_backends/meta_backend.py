@@ -426,40 +426,54 @@ class MetaBackend(ArrayBackend):
         return isinstance(obj, MetaArray)
 
     def rng(self, seed):
-        return _MetaRng()
+        return _MetaRng(seed)
 
 
 class _MetaRng:
-    """Random draws on meta produce shapes and dtypes, not numbers (the numpy Generator API)."""
+    """Random draws on meta produce shapes and dtypes, not numbers (``torch_mt.TorchGenerator``'s methods)."""
 
-    @staticmethod
-    def _shape(size, *params):
-        if size is not None:
-            return size if isinstance(size, (tuple, list)) else (size,)
-        return np.broadcast_shapes(*(_dtype_and_shape(p)[1] for p in params))
+    initial_seed = 0
 
-    def random(self, size=None, dtype=np.float64):
-        return MetaArray(self._shape(size), dtype)
+    def __init__(self, seed: int = 0):
+        self.initial_seed = seed
 
-    standard_normal = standard_exponential = random
+    def uniform(self, n, dtype, low=0.0, high=1.0):
+        return MetaArray((n,), dtype)
 
-    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
-        return MetaArray(self._shape(size), dtype)
+    def normal(self, n, dtype, mean=0.0, std=1.0, contiguous=True):
+        return MetaArray((n,), dtype)
 
-    def permutation(self, x):
-        return MetaArray((x,), np.int64) if isinstance(x, int) else MetaArray(x.shape, x.dtype)
+    def exponential(self, n, dtype, lambd=1.0):
+        return MetaArray((n,), dtype)
 
-    def normal(self, loc=0.0, scale=1.0, size=None):
-        return MetaArray(self._shape(size, loc, scale), np.float64)
+    def random_from_to(self, n, low, high):
+        return MetaArray((n,), np.int64)
 
-    def uniform(self, low=0.0, high=1.0, size=None):
-        return MetaArray(self._shape(size, low, high), np.float64)
+    def random_bits(self, n, dtype):
+        return MetaArray((n,), dtype)
 
-    def exponential(self, scale=1.0, size=None):
-        return MetaArray(self._shape(size, scale), np.float64)
+    def randperm(self, n):
+        return MetaArray((n,), np.int64)
 
-    def poisson(self, lam=1.0, size=None):
-        return MetaArray(self._shape(size, lam), np.int64)
+    def bernoulli_scalar(self, n, p):
+        return MetaArray((n,), np.bool_)
 
-    def binomial(self, n, p, size=None):
-        return MetaArray(self._shape(size, n, p), np.int64)
+    def bernoulli_tensor(self, p):
+        return MetaArray((p.size,), np.bool_)
+
+    def geometric(self, n, p):
+        return MetaArray((n,), np.float64)
+
+    log_normal = cauchy = geometric
+
+    def poisson(self, rates):
+        return MetaArray(rates.shape, np.float64)
+
+    def multinomial(self, weights, num_samples, replacement):
+        return MetaArray((weights.shape[0], num_samples), np.int64)
+
+    def get_state(self) -> bytes:
+        return b""
+
+    def set_state(self, payload: bytes) -> None:
+        raise ValueError("the meta device has no random state to set")

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._device import CPU
 from .array_backend import ArrayBackend
+from .torch_mt import TorchGenerator
 
 
 class NumpyBackend(ArrayBackend):
@@ -75,7 +76,7 @@ class NumpyBackend(ArrayBackend):
         return isinstance(obj, np.ndarray)
 
     def rng(self, seed):
-        return np.random.Generator(np.random.PCG64(seed))
+        return TorchGenerator(seed)
 
     def from_dlpack(self, obj):
         return np.from_dlpack(obj)

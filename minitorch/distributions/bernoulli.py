@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..autograd import no_grad
 from ..creation import arange
 from ..nn.functional import binary_cross_entropy_with_logits
-from ..random import bernoulli
+from ..sampling import bernoulli
 from ..tensor import Size, Tensor
 from . import constraints
 from .exp_family import ExponentialFamily

@@ -9,6 +9,8 @@ import math
 import warnings
 
 from ..autograd import grad_mode
+from ..creation import empty_like
+from ..ops.comparison import where
 from ..tensor import Tensor
 
 __all__ = [
@@ -71,7 +73,11 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
-    """N(mean, std**2) restricted to [a, b]: uniform draws pushed through the inverse normal CDF."""
+    """N(mean, std**2) restricted to [a, b], by PyTorch's rejection sampling (so the draws are PyTorch's):
+    redraw normals outside [a, b] when the interval holds over 30% of the mass, else uniform proposals
+    on [a, b] accepted with probability pdf / peak pdf."""
+    if tensor.device.type == "meta":
+        return tensor
 
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -80,12 +86,33 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
     with grad_mode.no_grad():
-        low, high = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        tensor.copy_(tensor.erfinv())  # Tensor.erfinv_ is not among the in-place ops yet
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()  # the bounds in the tensor's dtype
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                result = where(outside, empty_like(result).normal_(mean, std, generator=generator), result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_pdf_excess(candidates: Tensor) -> Tensor:
+            return candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        tensor.uniform_(a, b, generator=generator)
+        pending = empty_like(tensor).uniform_(generator=generator).log_().gt(log_pdf_excess(tensor.clone()))
+        result = tensor
+        while pending.any():
+            candidates = empty_like(tensor).uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            pending = where(pending, empty_like(tensor).uniform_(generator=generator).log_().gt(
+                log_pdf_excess(candidates)), pending)
+        if result is not tensor:
+            tensor.copy_(result)
         return tensor
 
 
@@ -211,6 +238,6 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     with grad_mode.no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            zero_rows = randperm(rows, generator=generator, device=tensor.device)[:num_zeros]
+            zero_rows = randperm(rows, device=tensor.device)[:num_zeros]  # the default generator, as PyTorch
             tensor[zero_rows, col] = 0
     return tensor

@@ -481,60 +481,6 @@ def zero_(self: Tensor) -> Tensor:
     return run_inplace(self, Copy.apply, (0,), {}, "zero_")
 
 
-def _random_fill(draw):
-    def method(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
-        with grad_mode.no_grad():
-            values = draw(self, *args, generator=generator, **kwargs)
-        return copy_(self, values)
-
-    return method
-
-
-def _uniform(self, a=0.0, b=1.0, *, generator=None):
-    from ..random import rand
-
-    return rand(self.shape, dtype=self.dtype, device=self.device, generator=generator) * (b - a) + a
-
-
-def _normal(self, mean=0.0, std=1.0, *, generator=None):
-    from ..random import randn
-
-    return randn(self.shape, dtype=self.dtype, device=self.device, generator=generator) * std + mean
-
-
-def _bernoulli(self, p=0.5, *, generator=None):
-    from ..random import rand
-
-    return (rand(self.shape, device=self.device, generator=generator) < p).to(self.dtype)
-
-
-# random_() with no bounds: [0, 2**digits] for floats (every integer the dtype holds exactly), [0, max] for integers
-_RANDOM_UPPER = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "float64": 2**53, "bool": 1, "uint8": 255,
-                 "int8": 127, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 2}
-
-
-def _random(self, *bounds, generator=None, **named):
-    """Integers uniform on ``[from, to)``: ``random_(to)``, ``random_(from, to)``, or ``random_()`` (the dtype's
-    range, see _RANDOM_UPPER; int64 stops one short of its maximum, the draw's exclusive bound)."""
-    from ..random import randint
-
-    if len(bounds) == 2:
-        low, high = bounds
-    elif len(bounds) == 1:  # random_(to), or random_(from, to=...)
-        low, high = (bounds[0], named["to"]) if "to" in named else (0, bounds[0])
-    else:
-        low, high = named.get("from", 0), named.get("to")
-    if high is None:
-        high = _RANDOM_UPPER[self.dtype.name] + 1
-    elif high - 1 > _RANDOM_UPPER[self.dtype.name] and not self.dtype.is_floating_point:
-        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[self.dtype.name]}")
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return randint(low, high, self.shape, dtype=self.dtype, device=self.device, generator=generator)
-
-
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
-            "int64": "int64_t"}
 
 
 class IndexAssign(Op):

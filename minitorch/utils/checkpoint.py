@@ -43,7 +43,8 @@ class CheckpointError(RuntimeError):
 
 
 def _rng_states() -> dict:
-    return {name: gen.get_state() for name, gen in _random._default_generators.items()}
+    """The streams a segment can draw from (meta tensors draw nothing, and its generator has no state)."""
+    return {name: gen.get_state() for name, gen in _random._default_generators.items() if name != "meta"}
 
 
 class _ForkedRng:

@@ -8,8 +8,9 @@ DIFFERENCES = {
     "TIES": ("docs/differences.md, 'dtypes and numbers': `sort(stable=False)` leaves the order of ties "
              "unspecified (as PyTorch documents). The oracle accepts index outputs of sort/argsort/topk/max/min/"
              "argmax/cummax that differ from PyTorch's only among equal values (program.tie_checker)."),
-    "RANDOM": ("docs/differences.md, 'dtypes and numbers': random streams are numpy's, not PyTorch's. The "
-               "oracle draws all data with numpy and passes the same numbers to both (no random ops)."),
+    "RANDOM": ("docs/differences.md, 'dtypes and numbers': CPU random numbers are PyTorch's (compared bit for bit "
+               "by tests/oracle/test_random.py), CUDA's are not. The fuzzer draws all data with numpy and passes "
+               "the same numbers to both (no random ops), so it never depends on a generator."),
     "UNIMPLEMENTED": ("docs/differences.md, 'dtypes and numbers': derivatives PyTorch does not implement "
                       "exist in minitorch. When PyTorch's backward raises 'derivative for ... is not "
                       "implemented', the oracle stops the gradient phase (counted as unimplemented_in_pytorch)."),

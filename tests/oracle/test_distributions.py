@@ -627,6 +627,10 @@ STREAM_SAMPLES = {
 }
 
 
+# the same draws, then a float32 log1p: numpy's and PyTorch's vectorised log1p differ in the last bit on a few inputs
+LAST_ULP = {"Laplace.rsample"}
+
+
 @pytest.mark.parametrize("name", sorted(STREAM_SAMPLES))
 def test_samples_match_pytorch_when_the_streams_do(name):
     """Where PyTorch's sampler is a transformation of rand/randn/bernoulli/multinomial, minitorch applies the
@@ -638,7 +642,10 @@ def test_samples_match_pytorch_when_the_streams_do(name):
     expected = STREAM_SAMPLES[name](torch.distributions, torch)
     minitorch.manual_seed(3)
     got = STREAM_SAMPLES[name](minitorch.distributions, minitorch)
-    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    if name in LAST_ULP:
+        np.testing.assert_array_max_ulp(got.numpy(), expected.numpy(), maxulp=1)
+    else:
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
 # name: (builder(distributions, positive params a, b, real params x), value(a, b, x) inside the support)

@@ -409,9 +409,15 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     and is ``(lower + upper) / 2`` in evaluation."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
-    from ...random import rand
-
-    slope = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    # PyTorch draws one double uniform per element <= 0, in memory order, and computes u * (upper - lower) + lower
+    # unfused (Activation.cpp is built without FMA), the bounds first rounded to the input's dtype (float for half)
+    bound = input.new_tensor([lower, upper], dtype=input.dtype if input.dtype is not _dtype.float16 else None)
+    lower, upper = bound.tolist()
+    with grad_mode.no_grad():
+        nonpositive = input.detach().contiguous() <= 0
+        slopes = input.new_empty((int(nonpositive.sum()),), dtype=_dtype.float64).uniform_() * (upper - lower) + lower
+        slope = input.new_ones(input.shape)
+        slope[nonpositive] = slopes.to(input.dtype)
     return RreluWithNoise.apply(input, slope)  # PyTorch's rrelu_with_noise: the slope applies for x <= 0
 
 

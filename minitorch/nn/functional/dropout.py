@@ -1,7 +1,7 @@
 """Dropout: zero random elements (or whole channels) in training and rescale the survivors.
 
-Masks come from the input device's default generator (``minitorch.random``), so
-``minitorch.manual_seed`` makes a run reproducible. ``inplace=True`` is accepted but computed out
+Masks are PyTorch's: ``empty(mask shape).bernoulli_(1 - p)`` from the input device's default generator,
+so after ``minitorch.manual_seed`` the CPU masks are PyTorch's. ``inplace=True`` is accepted but computed out
 of place until in-place ops arrive: use the returned tensor.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...creation import empty_like
 from ...ops.arguments import user_stacklevel
 from ...ops.op import Op
-from ...random import rand
+from ...sampling import bernoulli_
 from ...tensor import Tensor
 from .activation import check_floating
 
@@ -20,21 +21,21 @@ _SELU_NEGATIVE_SATURATION = 1.7580993408473766  # -selu(-inf) = scale * alpha
 
 
 class Dropout(Op):
-    """``input * mask * scale (+ shift)`` with the Bernoulli(1 - p) ``mask = uniform >= p``; ``uniform``
-    broadcasts over the input (the input's shape, or (N, C, 1, ...) for channel dropout).
+    """``input * noise (+ shift)`` with a Bernoulli(1 - p) ``keep`` mask that broadcasts over the input
+    (the input's shape, or (N, C, 1, ...) for channel dropout), rounded step by step as PyTorch's CPU
+    ``_dropout_impl``.
 
-    Plain dropout: scale ``1 / (1 - p)``, no shift. Alpha dropout keeps SELU's mean and variance:
+    Plain dropout: ``noise = keep / (1 - p)``, no shift. Alpha dropout keeps SELU's mean and variance:
     dropped elements become the negative saturation value, then an affine map ``a * x + b``
-    (PyTorch's formula). The gradient is ``grad * mask * scale`` either way."""
+    (PyTorch's formula). The gradient is ``grad * noise`` either way."""
 
-    def forward(self, x, uniform, p, alpha):
-        keep = self.xp.greater_equal(uniform, p).astype(x.dtype)
+    def forward(self, x, keep, p, alpha):
         if alpha:
             a = 1.0 / math.sqrt((_SELU_NEGATIVE_SATURATION**2 * p + 1) * (1 - p))
-            self.multiplier = keep * a
             shift = (keep - 1) * (_SELU_NEGATIVE_SATURATION * a) + _SELU_NEGATIVE_SATURATION * a * p
+            self.multiplier = keep * a
             return x * self.multiplier + shift
-        self.multiplier = keep * (1.0 / (1.0 - p))
+        self.multiplier = keep / (1.0 - p)
         return x * self.multiplier
 
     def backward(self, grad):
@@ -53,8 +54,9 @@ def _dropout(name: str, input: Tensor, p: float, training: bool, mask_shape=None
     check_floating(name, input)
     if p == 1:
         return input * 0.0
-    uniform = rand(tuple(input.shape) if mask_shape is None else mask_shape, dtype=input.dtype, device=input.device)
-    return Dropout.apply(input, uniform, float(p), alpha)
+    # PyTorch's noise: empty_like(input) (its dense layout, filled in memory order) or, per channel, a new tensor
+    keep = empty_like(input) if mask_shape is None else input.new_empty(mask_shape)
+    return Dropout.apply(input, bernoulli_(keep, 1 - p), float(p), alpha)
 
 
 def _channel_mask_shape(input: Tensor, batched: bool) -> tuple:

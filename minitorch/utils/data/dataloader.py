@@ -30,7 +30,7 @@ from ...creation import tensor
 from ...tensor import Tensor
 from ._collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, Subset, TensorDataset, _is_plain
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, draw_seed
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -198,10 +198,13 @@ class _DataLoaderIter:
 
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
-        if loader._dataset_kind == _DatasetKind.Iterable:
+        # PyTorch's order: the sampler's iterator first, then a seed for its workers, drawn on every pass
+        indices = iter(loader._index_sampler) if loader._dataset_kind != _DatasetKind.Iterable else None
+        self._base_seed = draw_seed(loader.generator)
+        if indices is None:
             self._batches = self._iterable_batches(loader)
         else:
-            self._batches = self._map_batches(loader)
+            self._batches = self._map_batches(loader, indices)
         if loader.pin_memory:
             if cuda.is_available():
                 self._batches = map(_pinned, self._batches)
@@ -232,20 +235,20 @@ class _DataLoaderIter:
             yield collate(batch)
 
     @staticmethod
-    def _map_batches(loader: DataLoader) -> Iterator:
+    def _map_batches(loader: DataLoader, sampled: Iterator) -> Iterator:
         dataset, collate = loader.dataset, loader.collate_fn
         if not loader._auto_collation:
-            for index in loader.sampler:
+            for index in sampled:
                 yield collate(dataset[index])
             return
         source = _tensor_source(dataset) if collate is default_collate else None
         if source is not None:
             tensors, index_maps = source
-            for indices in loader.batch_sampler:
+            for indices in sampled:
                 yield _gather(tensors, index_maps, indices)
             return
         getitems = getattr(dataset, "__getitems__", None)
-        for indices in loader.batch_sampler:
+        for indices in sampled:
             samples = getitems(indices) if getitems else [dataset[i] for i in indices]
             yield collate(samples)
 

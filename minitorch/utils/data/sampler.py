@@ -1,8 +1,9 @@
 """Samplers: the order in which a DataLoader visits a map-style dataset's indices.
 
-Random samplers draw from ``generator`` when given, else from minitorch's default CPU generator,
-so ``minitorch.manual_seed(s)`` makes every shuffle reproducible. Each pass over a random sampler
-draws a fresh order (so each epoch of a DataLoader is shuffled differently).
+Random samplers draw from ``generator`` when given, else, as PyTorch's, from a fresh Generator seeded by
+one ``random_()`` draw of the default CPU generator, so after ``minitorch.manual_seed(s)`` the shuffles are
+PyTorch's. Each pass over a random sampler draws a fresh order (so each epoch of a DataLoader is shuffled
+differently).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Generic, TypeVar
 
 from ... import _dtype
 from ... import random as _random
-from ...creation import as_tensor
+from ...creation import as_tensor, empty
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -27,6 +28,11 @@ def _in_chunks(num_samples: int, draw) -> Iterator[int]:
         yield from draw(_CHUNK).tolist()
     if num_samples % _CHUNK:
         yield from draw(num_samples % _CHUNK).tolist()
+
+
+def draw_seed(generator=None) -> int:
+    """One int64 ``random_()`` draw (PyTorch's way of seeding a sampler's or a loader iterator's stream)."""
+    return int(empty((), dtype=_dtype.int64).random_(generator=generator).item())
 
 
 def _check_positive_int(name: str, value) -> None:
@@ -85,6 +91,8 @@ class RandomSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         generator = self.generator
+        if generator is None:
+            generator = _random.Generator().manual_seed(draw_seed())
         if self.replacement:
             yield from _in_chunks(self.num_samples, lambda k: _random.randint(n, (k,), generator=generator))
             return
@@ -113,8 +121,8 @@ class SubsetRandomSampler(Sampler[int]):
 
 class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights`` (need not sum to 1).
-    With replacement they are drawn lazily in chunks (PyTorch draws them all at once: ``num_samples`` is
-    not bounded by ``len(weights)`` there); without, ``num_samples <= len(weights)``."""
+    With replacement they are drawn lazily in chunks, the same draws as PyTorch's single call (``num_samples``
+    is not bounded by ``len(weights)`` there); without, ``num_samples <= len(weights)``."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None) -> None:
         _check_positive_int("num_samples", num_samples)
@@ -130,10 +138,14 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        if self.replacement:
-            yield from _in_chunks(
-                self.num_samples, lambda k: _random.multinomial(self.weights, k, True, generator=self.generator)
-            )
+        if self.replacement and self.num_samples > 1:  # chunks of 2+: one sample is PyTorch's other algorithm
+            full, rest = divmod(self.num_samples, _CHUNK)
+            if rest == 1:
+                full, rest = full - 1, _CHUNK + 1
+            for _ in range(full):
+                yield from _random.multinomial(self.weights, _CHUNK, True, generator=self.generator).tolist()
+            if rest:
+                yield from _random.multinomial(self.weights, rest, True, generator=self.generator).tolist()
             return
         drawn = _random.multinomial(self.weights, self.num_samples, False, generator=self.generator)
         yield from drawn.tolist()
