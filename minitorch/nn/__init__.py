@@ -3,6 +3,7 @@
 from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["functional", "init", "utils", "Parameter", "Buffer", *_modules_all]
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           *_modules_all]

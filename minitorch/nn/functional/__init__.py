@@ -9,22 +9,26 @@ from . import activation as _activation
 from . import attention as _attention
 from . import conv as _conv
 from . import dropout as _dropout
+from . import interpolate as _interpolate
 from . import linear as _linear
 from . import loss as _loss
 from . import normalization as _normalization
 from . import padding as _padding
+from . import pixel_shuffle as _pixel_shuffle
 from . import pooling as _pooling
 from . import sparse as _sparse
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .dropout import *  # noqa: F403
+from .interpolate import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .pixel_shuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 
-checked_namespace(globals(), (_activation, _attention, _conv, _dropout, _linear, _loss, _normalization, _padding,
-                              _pooling, _sparse))
+checked_namespace(globals(), (_activation, _attention, _conv, _dropout, _interpolate, _linear, _loss, _normalization,
+                              _padding, _pixel_shuffle, _pooling, _sparse))

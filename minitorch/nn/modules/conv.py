@@ -8,10 +8,10 @@ explicitly with ``F.pad`` ('reflect', 'replicate', 'circular') and then convolve
 
 from __future__ import annotations
 
+from ...autograd import grad_mode
 from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
-from ...autograd import grad_mode
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .linear import reset_fan_in_uniform_

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
+from ...autograd import grad_mode
 from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
-from ...autograd import grad_mode
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
