@@ -12,6 +12,7 @@ from . import dropout as _dropout
 from . import interpolate as _interpolate
 from . import linear as _linear
 from . import loss as _loss
+from . import margin_loss as _margin_loss
 from . import normalization as _normalization
 from . import padding as _padding
 from . import pixel_shuffle as _pixel_shuffle
@@ -24,11 +25,12 @@ from .dropout import *  # noqa: F403
 from .interpolate import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
+from .margin_loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pixel_shuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 
-checked_namespace(globals(), (_activation, _attention, _conv, _dropout, _interpolate, _linear, _loss, _normalization,
-                              _padding, _pixel_shuffle, _pooling, _sparse))
+checked_namespace(globals(), (_activation, _attention, _conv, _dropout, _interpolate, _linear, _loss, _margin_loss,
+                              _normalization, _padding, _pixel_shuffle, _pooling, _sparse))
