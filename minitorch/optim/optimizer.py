@@ -301,10 +301,18 @@ def new_buffer(param: Tensor, fill=None) -> Tensor:
     return buffer
 
 
-def new_step() -> Tensor:
-    """``state['step']``: a 0-dim float tensor on the CPU (float64 when that is the default dtype)."""
+def new_step(value: float = 0.0) -> Tensor:
+    """``state['step']`` (and other scalar state such as NAdam's ``mu_product``): a 0-dim float tensor on the
+    CPU, float64 when that is the default dtype, else float32 (so its value is rounded as PyTorch's is)."""
     dtype = float64 if get_default_dtype() is float64 else float32
-    return tensor(0.0, dtype=dtype)
+    return tensor(float(value), dtype=dtype)
+
+
+def set_scalar(t: Tensor, value: float) -> float:
+    """Store ``value`` in the 0-dim state tensor ``t`` (in place) and return it as rounded to ``t``'s dtype."""
+    t._array[...] = value
+    t._storage.version += 1
+    return float(t._array)
 
 
 def step_counter(state: dict[str, Any]) -> float:

@@ -1,0 +1,179 @@
+"""Differential tests of nn layers and optimizers against PyTorch (skipped without torch).
+
+Layers: weights copied from the torch module into the minitorch one (or the lazy module materialized from
+the same input), outputs and input/parameter gradients compared. Optimizers: N steps from the same
+parameters and the same gradient sequence in both, parameters and state compared after each step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import minitorch as mt  # noqa: E402
+
+# optimizers ----------------------------------------------------------------------------------------------
+
+OPTIMIZERS = [
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "eps": 1e-5, "weight_decay": 0.1, "maximize": True}),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.01, "betas": (0.8, 0.9), "weight_decay": 0.05, "maximize": True}),
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("RAdam", {}),
+    ("RAdam", {"lr": 0.01, "betas": (0.5, 0.6), "weight_decay": 0.1}),  # rho_t > 5 from step 2 on
+    ("RAdam", {"lr": 0.01, "betas": (0.5, 0.6), "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.1), "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 3, "weight_decay": 0.1}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.2}),
+    ("Adam", {"amsgrad": True, "weight_decay": 0.1}),
+    ("AdamW", {"amsgrad": True}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
+]
+
+
+def _run_both(name, kwargs, dtype, steps=6, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4), (5,), ()]
+    values = [rng.standard_normal(s) for s in shapes]
+    t_params = [torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=True) for v in values]
+    m_params = [mt.tensor(v, dtype=getattr(mt, dtype), requires_grad=True) for v in values]
+    t_opt = getattr(torch.optim, name)([{"params": t_params[:2]}, {"params": t_params[2:], "lr": 0.003}], **kwargs)
+    m_opt = getattr(mt.optim, name)([{"params": m_params[:2]}, {"params": m_params[2:], "lr": 0.003}], **kwargs)
+    for _ in range(steps):
+        grads = [rng.standard_normal(s) for s in shapes]
+        for p, g in zip(t_params, grads):
+            p.grad = torch.tensor(g, dtype=p.dtype)
+        for p, g in zip(m_params, grads):
+            p.grad = mt.tensor(g, dtype=p.dtype)
+        t_opt.step()
+        m_opt.step()
+        yield t_params, m_params, t_opt, m_opt
+
+
+def _close(a, b, dtype):
+    tol = 1e-5 if dtype == "float32" else 1e-11
+    np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("name", "kwargs"), OPTIMIZERS)
+def test_optimizer_steps_match_pytorch(name, kwargs, dtype):
+    for t_params, m_params, t_opt, m_opt in _run_both(name, kwargs, dtype):
+        for tp, mp in zip(t_params, m_params):
+            _close(tp.detach().numpy(), mp.detach().numpy(), dtype)
+    t_state, m_state = t_opt.state_dict(), m_opt.state_dict()
+    assert t_state["state"].keys() == m_state["state"].keys()
+    for key, t_entry in t_state["state"].items():
+        m_entry = m_state["state"][key]
+        assert list(t_entry) == list(m_entry)  # the same state names, in the same order
+        for k, value in t_entry.items():
+            assert m_entry[k].dtype == getattr(mt, str(value.dtype).replace("torch.", ""))
+            _close(value.numpy(), m_entry[k].numpy(), dtype)
+    for t_group, m_group in zip(t_state["param_groups"], m_state["param_groups"]):
+        assert t_group == m_group  # options and defaults, as PyTorch fills them
+
+
+@pytest.mark.parametrize(("name", "kwargs"), OPTIMIZERS[:14])
+def test_optimizer_state_dict_round_trip_continues_like_pytorch(name, kwargs):
+    """Steps, save, load into a fresh optimizer over copies of the parameters, step on: same as not saving."""
+    for t_params, m_params, t_opt, m_opt in _run_both(name, kwargs, "float64", steps=3):
+        pass
+    fresh = {}
+    for lib, params, opt in ((torch, t_params, t_opt), (mt, m_params, m_opt)):
+        copies = [lib.tensor(p.detach().numpy(), requires_grad=True) for p in params]
+        new = getattr(lib.optim, name)([{"params": copies[:2]}, {"params": copies[2:], "lr": 0.003}], **kwargs)
+        new.load_state_dict(opt.state_dict())  # loading casts scalar state (NAdam's mu_product, ...) as PyTorch
+        fresh[lib] = (copies, new)
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        grads = [rng.standard_normal(tuple(p.shape)) for p in t_params]
+        for lib, (copies, new) in fresh.items():
+            for p, g in zip(copies, grads):
+                p.grad = lib.tensor(g, dtype=p.dtype)
+            new.step()
+    for tp, mp in zip(fresh[torch][0], fresh[mt][0]):
+        _close(tp.detach().numpy(), mp.detach().numpy(), "float64")
+    for t_entry, m_entry in zip(fresh[torch][1].state_dict()["state"].values(),
+                                fresh[mt][1].state_dict()["state"].values()):
+        for key, value in t_entry.items():
+            assert str(m_entry[key].dtype) == str(value.dtype), key
+
+
+def _rosenbrock_closure(lib, x, opt):
+    def closure():
+        opt.zero_grad()
+        loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2 + (x[2:] ** 2).sum()
+        loss.backward()
+        return loss
+    return closure
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lbfgs_matches_pytorch(line_search_fn, dtype):
+    start = np.array([-1.5, 2.0, 0.5, -0.3])
+    tx = torch.tensor(start, dtype=getattr(torch, dtype), requires_grad=True)
+    mx = mt.tensor(start, dtype=getattr(mt, dtype), requires_grad=True)
+    kw = dict(lr=0.5 if line_search_fn is None else 1, max_iter=7, history_size=4, line_search_fn=line_search_fn)
+    t_opt, m_opt = torch.optim.LBFGS([tx], **kw), mt.optim.LBFGS([mx], **kw)
+    t_close, m_close = _rosenbrock_closure(torch, tx, t_opt), _rosenbrock_closure(mt, mx, m_opt)
+    # float32: one-ulp differences (summation order) grow along Rosenbrock's valley, so fewer outer steps
+    for _ in range(2 if dtype == "float32" else 4):
+        t_loss, m_loss = t_opt.step(t_close), m_opt.step(m_close)
+        tol = 2e-5 if dtype == "float32" else 1e-9
+        np.testing.assert_allclose(float(m_loss), float(t_loss), rtol=tol, atol=tol)
+        np.testing.assert_allclose(mx.detach().numpy(), tx.detach().numpy(), rtol=tol, atol=tol)
+    t_state, m_state = t_opt.state[tx], m_opt.state[mx]
+    assert t_state["func_evals"] == m_state["func_evals"]
+    assert t_state["n_iter"] == m_state["n_iter"]
+
+
+# schedulers ----------------------------------------------------------------------------------------------
+
+
+def _scheduled(lib, make, optimizer="SGD", steps=25, **opt_kwargs):
+    p = lib.zeros(2, requires_grad=True)
+    opt = getattr(lib.optim, optimizer)([{"params": [p]}, {"params": [lib.zeros(1, requires_grad=True)]}],
+                                        lr=0.1, **opt_kwargs)
+    scheduler = make(lib, opt)
+    seen = []
+    for _ in range(steps):
+        opt.step()
+        scheduler.step()
+        group = opt.param_groups[0]
+        seen.append((scheduler.get_last_lr(), group.get("momentum"), group.get("betas")))
+    return seen, scheduler
+
+
+SCHEDULERS = [
+    (lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, step_size_up=4), "SGD", {"momentum": 0.9}),
+    (lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, [0.01, 0.02], 0.1, step_size_up=3, step_size_down=5,
+                                                    mode="triangular2"), "SGD", {"momentum": 0.9}),
+    (lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, step_size_up=2, mode="exp_range", gamma=0.9),
+     "Adam", {}),
+    (lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, scale_fn=lambda x: 0.5 ** x, step_size_up=2,
+                                                    cycle_momentum=False), "SGD", {}),
+    (lambda lib, o: lib.optim.lr_scheduler.ChainedScheduler([
+        lib.optim.lr_scheduler.ConstantLR(o, factor=0.1, total_iters=2),
+        lib.optim.lr_scheduler.ExponentialLR(o, gamma=0.9)]), "SGD", {}),
+]
+
+
+@pytest.mark.parametrize(("make", "optimizer", "opt_kwargs"), SCHEDULERS)
+def test_scheduler_matches_pytorch(make, optimizer, opt_kwargs):
+    t_seen, t_sched = _scheduled(torch, make, optimizer, **opt_kwargs)
+    m_seen, m_sched = _scheduled(mt, make, optimizer, **opt_kwargs)
+    for (t_lr, t_m, t_b), (m_lr, m_m, m_b) in zip(t_seen, m_seen):
+        np.testing.assert_allclose(m_lr, t_lr, rtol=1e-12)
+        assert (t_m is None) == (m_m is None) and (t_m is None or abs(t_m - m_m) < 1e-12)
+        assert (t_b is None) == (m_b is None) and (t_b is None or np.allclose(t_b, m_b, rtol=1e-12))
+    t_keys = set(t_sched.state_dict()) - {"_get_lr_called_within_step", "_is_initial"}
+    assert t_keys <= set(m_sched.state_dict()) | {"_schedulers"}
