@@ -26,7 +26,7 @@ from ..autograd.graph import RemovableHandle
 from ..creation import tensor, zeros_like
 from ..tensor import Tensor, legacy_type_name
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
@@ -43,12 +43,31 @@ def _type_name(obj) -> str:
     return legacy_type_name(obj) if isinstance(obj, Tensor) else type(obj).__name__
 
 
+_global_optimizer_pre_hooks: dict = {}
+_global_optimizer_post_hooks: dict = {}
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs) -> None or (args, kwargs)`` runs before every optimizer's ``step``,
+    ahead of the optimizer's own pre-hooks."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs) -> None`` runs after every optimizer's ``step``, after its own."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
 def _hooked_step(step: Callable) -> Callable:
     """Wrap a subclass's ``step`` so pre/post hooks run and schedulers can tell it was called."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        for hook in list(self._optimizer_step_pre_hooks.values()):
+        for hook in chain(list(_global_optimizer_pre_hooks.values()), list(self._optimizer_step_pre_hooks.values())):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -58,7 +77,7 @@ def _hooked_step(step: Callable) -> Callable:
                 args, kwargs = result
         out = step(self, *args, **kwargs)
         self._opt_called = True
-        for hook in list(self._optimizer_step_post_hooks.values()):
+        for hook in chain(list(self._optimizer_step_post_hooks.values()), list(_global_optimizer_post_hooks.values())):
             hook(self, args, kwargs)
         return out
 

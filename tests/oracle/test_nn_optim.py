@@ -129,7 +129,7 @@ def test_lbfgs_matches_pytorch(line_search_fn, dtype):
     for _ in range(2 if dtype == "float32" else 4):
         t_loss, m_loss = t_opt.step(t_close), m_opt.step(m_close)
         tol = 2e-5 if dtype == "float32" else 1e-9
-        np.testing.assert_allclose(float(m_loss), float(t_loss), rtol=tol, atol=tol)
+        np.testing.assert_allclose(float(m_loss.detach()), float(t_loss.detach()), rtol=tol, atol=tol)
         np.testing.assert_allclose(mx.detach().numpy(), tx.detach().numpy(), rtol=tol, atol=tol)
     t_state, m_state = t_opt.state[tx], m_opt.state[mx]
     assert t_state["func_evals"] == m_state["func_evals"]

@@ -1,7 +1,8 @@
 """The layer classes of minitorch.nn, one family per file (each file's ``__all__`` is re-exported)."""
 
-from . import (
+from . import (  # batchnorm, instancenorm and utils only give PyTorch's module paths
     activation,
+    batchnorm,  # noqa: F401
     channelshuffle,
     container,
     conv,
@@ -9,6 +10,7 @@ from . import (
     dropout,
     flatten,
     fold,
+    instancenorm,  # noqa: F401
     linear,
     loss,
     module,
@@ -20,6 +22,7 @@ from . import (
     sparse,
     transformer,
     upsampling,
+    utils,  # noqa: F401
 )
 from .activation import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403

@@ -16,6 +16,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .transformer import MultiheadAttention  # noqa: F401 - PyTorch's path: torch.nn.modules.activation
 
 
 def _inplace_suffix(inplace: bool) -> str:

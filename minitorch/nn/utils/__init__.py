@@ -1,9 +1,10 @@
-"""nn.utils: gradient clipping and flattening parameters to one vector."""
+"""nn.utils: gradient clipping, flattening parameters to one vector, padding sequences (``rnn``)."""
 
+from . import rnn
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
-    "vector_to_parameters",
+    "vector_to_parameters", "rnn",
 ]
