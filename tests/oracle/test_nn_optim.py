@@ -177,3 +177,168 @@ def test_scheduler_matches_pytorch(make, optimizer, opt_kwargs):
         assert (t_b is None) == (m_b is None) and (t_b is None or np.allclose(t_b, m_b, rtol=1e-12))
     t_keys = set(t_sched.state_dict()) - {"_get_lr_called_within_step", "_is_initial"}
     assert t_keys <= set(m_sched.state_dict()) | {"_schedulers"}
+
+
+# layers --------------------------------------------------------------------------------------------------
+
+
+def _pair_tensors(array, dtype="float64"):
+    return (torch.tensor(array, dtype=getattr(torch, dtype), requires_grad=True),
+            mt.tensor(array, dtype=getattr(mt, dtype), requires_grad=True))
+
+
+def _compare_call(t_fn, m_fn, arrays, dtype="float64", grad=True):
+    t_in = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=grad) for a in arrays]
+    m_in = [mt.tensor(a, dtype=getattr(mt, dtype), requires_grad=grad) for a in arrays]
+    t_out, m_out = t_fn(*t_in), m_fn(*m_in)
+    tol = 1e-5 if dtype == "float32" else 1e-11
+    assert tuple(m_out.shape) == tuple(t_out.shape)
+    assert str(m_out.dtype) == str(t_out.dtype)
+    np.testing.assert_allclose(m_out.detach().numpy(), t_out.detach().numpy(), rtol=tol, atol=tol)
+    if grad:
+        g = np.random.default_rng(1).standard_normal(tuple(t_out.shape))
+        t_out.backward(torch.tensor(g, dtype=t_out.dtype))
+        m_out.backward(mt.tensor(g, dtype=m_out.dtype))
+        for t, m in zip(t_in, m_in):
+            np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=tol * 10, atol=tol * 10)
+
+
+INTERPOLATE = [
+    (mode, dims, size_kwargs, align)
+    for mode, dims in [("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 2), ("linear", 1),
+                       ("bilinear", 2), ("bicubic", 2), ("trilinear", 3), ("area", 2)]
+    for size_kwargs in [{"size": 1}, {"size": 7}, {"scale_factor": 2}, {"scale_factor": 0.5},
+                        {"scale_factor": 2.5}, {"scale_factor": 1.7, "recompute_scale_factor": True}]
+    for align in ([None] if mode in ("nearest", "nearest-exact", "area") else [False, True])
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("mode", "dims", "size_kwargs", "align"), INTERPOLATE)
+def test_interpolate_matches_pytorch(mode, dims, size_kwargs, align, dtype):
+    x = np.random.default_rng(dims).standard_normal((2, 3) + (5,) * dims)
+    kwargs = dict(size_kwargs, mode=mode)
+    if align is not None:
+        kwargs["align_corners"] = align
+    _compare_call(lambda t: torch.nn.functional.interpolate(t, **kwargs),
+                  lambda t: mt.nn.functional.interpolate(t, **kwargs), [x], dtype)
+
+
+PADS = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+        "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"]
+
+
+@pytest.mark.parametrize("name", PADS)
+@pytest.mark.parametrize("padding", [1, (2, 1, 0, 1, 1, 0)])
+def test_padding_modules_match_pytorch(name, padding):
+    dims = int(name[-2])
+    if isinstance(padding, tuple):
+        padding = padding[: 2 * dims]
+    t_layer, m_layer = getattr(torch.nn, name)(padding), getattr(mt.nn, name)(padding)
+    assert repr(m_layer) == repr(t_layer)
+    x = np.random.default_rng(0).standard_normal((2, 3) + (4,) * dims)
+    _compare_call(t_layer, m_layer, [x])
+
+
+@pytest.mark.parametrize("value", [0.0, -2.5])
+def test_constant_pad_matches_pytorch(value):
+    for dims in (1, 2, 3):
+        t_layer = getattr(torch.nn, f"ConstantPad{dims}d")((1, 2) * dims, value)
+        m_layer = getattr(mt.nn, f"ConstantPad{dims}d")((1, 2) * dims, value)
+        assert repr(m_layer) == repr(t_layer)
+        _compare_call(t_layer, m_layer, [np.ones((1, 2) + (3,) * dims)])
+
+
+@pytest.mark.parametrize(("t_make", "m_make", "shape"), [
+    (lambda: torch.nn.PixelShuffle(2), lambda: mt.nn.PixelShuffle(2), (2, 8, 3, 2)),
+    (lambda: torch.nn.PixelUnshuffle(2), lambda: mt.nn.PixelUnshuffle(2), (2, 3, 4, 6)),
+    (lambda: torch.nn.ChannelShuffle(3), lambda: mt.nn.ChannelShuffle(3), (2, 6, 2, 2)),
+    (lambda: torch.nn.Unfold(2, dilation=1, padding=1, stride=2), lambda: mt.nn.Unfold(2, 1, 1, 2), (2, 3, 5, 4)),
+    (lambda: torch.nn.Fold((4, 5), 2), lambda: mt.nn.Fold((4, 5), 2), (2, 12, 12)),
+    (lambda: torch.nn.Upsample(scale_factor=(2, 1.5), mode="bilinear"),
+     lambda: mt.nn.Upsample(scale_factor=(2, 1.5), mode="bilinear"), (1, 2, 3, 4)),
+    (lambda: torch.nn.UpsamplingBilinear2d(size=5), lambda: mt.nn.UpsamplingBilinear2d(size=5), (1, 2, 3, 4)),
+])
+def test_rearranging_layers_match_pytorch(t_make, m_make, shape):
+    t_layer, m_layer = t_make(), m_make()
+    assert repr(m_layer) == repr(t_layer)
+    _compare_call(t_layer, m_layer, [np.random.default_rng(2).standard_normal(shape)])
+
+
+def test_distance_modules_match_pytorch():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    for t_layer, m_layer in [(torch.nn.PairwiseDistance(p=1.5, keepdim=True), mt.nn.PairwiseDistance(1.5, keepdim=True)),
+                             (torch.nn.CosineSimilarity(dim=0), mt.nn.CosineSimilarity(dim=0))]:
+        assert repr(m_layer) == repr(t_layer)
+        _compare_call(t_layer, m_layer, [a, b])
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_margin_losses_match_pytorch(reduction):
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((4, 5)), np.array([0, 4, 2, 2])
+    weight = rng.random(5)
+    for p in (1, 2):
+        _compare_call(lambda t: torch.nn.MultiMarginLoss(p=p, margin=0.8, weight=torch.tensor(weight),
+                                                         reduction=reduction)(t, torch.tensor(y)),
+                      lambda t: mt.nn.MultiMarginLoss(p=p, margin=0.8, weight=mt.tensor(weight),
+                                                      reduction=reduction)(t, mt.tensor(y)), [x])
+    target = np.array([[1, 2, -1, 0, 0], [4, -1, 0, 0, 0], [0, 1, 2, 3, 4], [3, 3, 1, -1, 2]])
+    _compare_call(lambda t: torch.nn.MultiLabelMarginLoss(reduction=reduction)(t, torch.tensor(target)),
+                  lambda t: mt.nn.MultiLabelMarginLoss(reduction=reduction)(t, mt.tensor(target)), [x])
+    a, p_, n = (rng.standard_normal((4, 3)) for _ in range(3))
+    _compare_call(lambda *ts: torch.nn.TripletMarginWithDistanceLoss(swap=True, reduction=reduction)(*ts),
+                  lambda *ts: mt.nn.TripletMarginWithDistanceLoss(swap=True, reduction=reduction)(*ts), [a, p_, n])
+
+
+LAZY = [
+    ("LazyLinear", (3,), (2, 5)), ("LazyConv1d", (4, 3), (2, 3, 8)), ("LazyConv2d", (4, 3), (2, 3, 5, 5)),
+    ("LazyConv3d", (2, 2), (1, 2, 3, 3, 3)), ("LazyConvTranspose1d", (4, 3), (2, 6, 5)),
+    ("LazyConvTranspose2d", (2, 3), (1, 3, 4, 4)), ("LazyConvTranspose3d", (2, 1), (1, 4, 2, 2, 2)),
+    ("LazyBatchNorm1d", (), (4, 3)), ("LazyBatchNorm2d", (), (2, 3, 4, 4)), ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), (2, 3, 5)), ("LazyInstanceNorm2d", (), (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "shape"), LAZY)
+def test_lazy_modules_match_pytorch(name, args, shape):
+    t_layer, m_layer = getattr(torch.nn, name)(*args), getattr(mt.nn, name)(*args)
+    assert repr(m_layer) == repr(t_layer)
+    assert list(m_layer.state_dict()) == list(t_layer.state_dict())
+    x = np.random.default_rng(5).standard_normal(shape)
+    t_out = t_layer(torch.tensor(x, dtype=torch.float32))
+    m_layer(mt.tensor(x, dtype=mt.float32))
+    assert type(m_layer).__name__ == type(t_layer).__name__
+    assert repr(m_layer) == repr(t_layer)
+    assert [(n, tuple(p.shape)) for n, p in m_layer.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in t_layer.named_parameters()]
+    # with the same (materialized) weights, the same outputs
+    m_layer.load_state_dict({k: mt.tensor(v.numpy()) for k, v in t_layer.state_dict().items()})
+    m_layer.train(False)
+    t_layer.train(False)
+    np.testing.assert_allclose(m_layer(mt.tensor(x, dtype=mt.float32)).detach().numpy(),
+                               t_layer(torch.tensor(x, dtype=torch.float32)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert t_out is not None
+
+
+def test_data_parallel_state_dict_interchanges_with_pytorch():
+    t_dp = torch.nn.DataParallel(torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)))
+    m_dp = mt.nn.DataParallel(mt.nn.Sequential(mt.nn.Linear(3, 2), mt.nn.BatchNorm1d(2)))
+    assert list(m_dp.state_dict()) == list(t_dp.state_dict())
+    assert repr(m_dp) == repr(t_dp)
+    m_dp.load_state_dict({k: mt.tensor(v.numpy()) for k, v in t_dp.state_dict().items()})
+    x = np.random.default_rng(6).standard_normal((4, 3))
+    m_dp.eval()
+    t_dp.eval()
+    np.testing.assert_allclose(m_dp(mt.tensor(x, dtype=mt.float32)).detach().numpy(),
+                               t_dp(torch.tensor(x, dtype=torch.float32)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_pad_sequence_matches_pytorch():
+    rng = np.random.default_rng(7)
+    seqs = [rng.standard_normal((n, 3)) for n in (2, 5, 1)]
+    for kwargs in ({}, {"batch_first": True, "padding_value": -1.0}, {"padding_side": "left"}):
+        _compare_call(lambda *ts: torch.nn.utils.rnn.pad_sequence(list(ts), **kwargs),
+                      lambda *ts: mt.nn.utils.rnn.pad_sequence(list(ts), **kwargs), seqs)
