@@ -231,3 +231,55 @@ def test_module_utils_helpers():
     consume_prefix_in_state_dict_if_present(state, "module.")
     assert list(state) == ["weight", "bias"]
     nn.Linear(2, 2).load_state_dict(state)
+
+
+# CTC -----------------------------------------------------------------------------------------------------
+
+
+def _brute_force_ctc(log_probs, labels, blank=0):
+    """-log of the summed probability of every frame path that collapses to ``labels`` (tiny cases only)."""
+    import itertools
+
+    T, C = log_probs.shape
+    total = 0.0
+    for path in itertools.product(range(C), repeat=T):
+        collapsed = [c for i, c in enumerate(path) if c != blank and (i == 0 or c != path[i - 1])]
+        if collapsed == list(labels):
+            total += np.exp(sum(log_probs[t, c] for t, c in enumerate(path)))
+    return -np.log(total)
+
+
+def test_ctc_loss_matches_brute_force():
+    logits = RNG.standard_normal((4, 2, 3))
+    log_probs = torch.tensor(logits).log_softmax(2)
+    targets = torch.tensor([[1, 2], [1, 1]])
+    losses = F.ctc_loss(log_probs, targets, [4, 4], [2, 2], reduction="none")
+    lp = log_probs.numpy()
+    np.testing.assert_allclose(losses.numpy(), [_brute_force_ctc(lp[:, 0], [1, 2]),
+                                                _brute_force_ctc(lp[:, 1], [1, 1])], rtol=1e-10)
+    # the same targets concatenated, and per-sample input lengths
+    flat = F.ctc_loss(log_probs, torch.tensor([1, 2, 1]), [4, 3], [2, 1], reduction="none")
+    np.testing.assert_allclose(flat.numpy(), [_brute_force_ctc(lp[:, 0], [1, 2]),
+                                              _brute_force_ctc(lp[:3, 1], [1])], rtol=1e-10)
+    mean = nn.CTCLoss()(log_probs, targets, [4, 4], [2, 2])
+    assert mean.item() == pytest.approx((losses / 2).mean().item())
+
+
+def test_ctc_loss_gradient_through_log_softmax():
+    logits = rand(5, 2, 4)
+    targets = torch.tensor([[1, 3, 3], [2, 0, 0]])
+    assert gradcheck(lambda x: F.ctc_loss(x.log_softmax(2), targets, [5, 4], [3, 1]), (logits,))
+
+
+def test_ctc_loss_infinite_and_errors():
+    log_probs = torch.randn(2, 1, 3, dtype=torch.float64).log_softmax(2)
+    targets = torch.tensor([[1, 1]])  # needs a blank between the repeats: 3 frames at least
+    assert F.ctc_loss(log_probs, targets, [2], [2]).item() == float("inf")
+    assert F.ctc_loss(log_probs, targets, [2], [2], zero_infinity=True).item() == 0.0
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        F.ctc_loss(log_probs, targets, [2], [2], blank=3)
+    with pytest.raises(RuntimeError, match="input_lengths must be of size batch_size"):
+        F.ctc_loss(log_probs, targets, [2, 2], [2])
+    with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 2, but got value 3"):
+        F.ctc_loss(log_probs, targets, [3], [2])
+    assert repr(nn.CTCLoss()) == "CTCLoss()"

@@ -342,3 +342,24 @@ def test_pad_sequence_matches_pytorch():
     for kwargs in ({}, {"batch_first": True, "padding_value": -1.0}, {"padding_side": "left"}):
         _compare_call(lambda *ts: torch.nn.utils.rnn.pad_sequence(list(ts), **kwargs),
                       lambda *ts: mt.nn.utils.rnn.pad_sequence(list(ts), **kwargs), seqs)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("concatenated", [False, True])
+def test_ctc_loss_matches_pytorch(reduction, zero_infinity, concatenated):
+    rng = np.random.default_rng(8)
+    T, N, C, S = 7, 3, 5, 3
+    x = rng.standard_normal((T, N, C))
+    targets = rng.integers(1, C, (N, S))
+    targets[0, 1] = targets[0, 0]  # a repeated label
+    input_lengths, target_lengths = [7, 6, 2], [2, 3, 2]
+    if concatenated:
+        flat = np.concatenate([row[:k] for row, k in zip(targets, target_lengths)])
+        t_targets, m_targets = torch.tensor(flat), mt.tensor(flat)
+    else:
+        t_targets, m_targets = torch.tensor(targets), mt.tensor(targets)
+    kwargs = dict(reduction=reduction, zero_infinity=zero_infinity)
+    _compare_call(lambda t: torch.nn.CTCLoss(**kwargs)(t.log_softmax(2), t_targets, input_lengths, target_lengths),
+                  lambda t: mt.nn.CTCLoss(**kwargs)(t.log_softmax(2), m_targets, input_lengths, target_lengths),
+                  [x])

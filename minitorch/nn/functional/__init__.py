@@ -8,6 +8,7 @@ from ...ops.arguments import checked_namespace
 from . import activation as _activation
 from . import attention as _attention
 from . import conv as _conv
+from . import ctc_loss as _ctc_loss
 from . import dropout as _dropout
 from . import interpolate as _interpolate
 from . import linear as _linear
@@ -21,6 +22,7 @@ from . import sparse as _sparse
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .ctc_loss import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .interpolate import *  # noqa: F403
 from .linear import *  # noqa: F403
@@ -32,5 +34,5 @@ from .pixel_shuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 
-checked_namespace(globals(), (_activation, _attention, _conv, _dropout, _interpolate, _linear, _loss, _margin_loss,
-                              _normalization, _padding, _pixel_shuffle, _pooling, _sparse))
+checked_namespace(globals(), (_activation, _attention, _conv, _ctc_loss, _dropout, _interpolate, _linear, _loss,
+                              _margin_loss, _normalization, _padding, _pixel_shuffle, _pooling, _sparse))

@@ -280,9 +280,23 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification: ``-log`` of the summed probability of every alignment of the
+    targets to the (log-softmax) input frames; see ``F.ctc_loss``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 __all__ = [
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
     "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "NLLLoss2d", "MultiMarginLoss",
-    "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+    "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
 ]
