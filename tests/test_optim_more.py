@@ -343,3 +343,57 @@ def test_global_optimizer_hooks():
     post.remove()
     opt.step()
     assert calls == ["global pre", "own post", "global post", "own post"]
+
+
+# swa_utils -------------------------------------------------------------------------------------------------
+
+
+def test_averaged_model_is_the_mean_of_snapshots():
+    from minitorch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+    model = torch.nn.Linear(3, 2)
+    swa = AveragedModel(model)
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.5))
+    snapshots = []
+    for _ in range(4):
+        with torch.no_grad():
+            model.weight.copy_(torch.randn(2, 3))
+        snapshots.append(model.weight.detach().numpy().copy())
+        swa.update_parameters(model)
+        ema.update_parameters(model)
+    np.testing.assert_allclose(swa.module.weight.detach().numpy(), np.mean(snapshots, 0), rtol=1e-5, atol=1e-6)
+    expected = snapshots[0]
+    for s in snapshots[1:]:
+        expected = 0.5 * expected + 0.5 * s
+    np.testing.assert_allclose(ema.module.weight.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+    assert swa.n_averaged.item() == 4 and list(swa.state_dict())[0] == "n_averaged"
+    assert torch.equal(swa(torch.ones(1, 3)), swa.module(torch.ones(1, 3)))
+    with pytest.raises(ValueError, match=r"Invalid decay value 2 provided. Please provide a value in \[0,1\] range."):
+        get_ema_multi_avg_fn(2)
+    with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn should be provided"):
+        AveragedModel(model, avg_fn=lambda *a: a[0], multi_avg_fn=lambda *a: None)
+
+
+def test_swalr_anneals_to_the_swa_rate():
+    opt = optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    sched = optim.swa_utils.SWALR(opt, swa_lr=0.1, anneal_epochs=2, anneal_strategy="linear")
+    seen = [opt.param_groups[0]["lr"]]
+    for _ in range(4):
+        opt.step()
+        sched.step()
+        seen.append(opt.param_groups[0]["lr"])
+    np.testing.assert_allclose(seen, [1.0, 0.55, 0.1, 0.1, 0.1])
+    assert "anneal_func" not in sched.state_dict()
+    with pytest.raises(ValueError, match="anneal_strategy must be one of 'cos' or 'linear', instead got step"):
+        optim.swa_utils.SWALR(opt, 0.1, anneal_strategy="step")
+    with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0, got -1"):
+        optim.swa_utils.SWALR(opt, 0.1, anneal_epochs=-1)
+
+
+def test_update_bn_recomputes_statistics():
+    model = torch.nn.BatchNorm1d(2)
+    batches = [torch.tensor(RNG.standard_normal((5, 2)), dtype=torch.float32) for _ in range(3)]
+    optim.swa_utils.update_bn(batches, model)
+    data = np.concatenate([b.numpy() for b in batches])
+    np.testing.assert_allclose(model.running_mean.numpy(), data.mean(0), rtol=1e-5, atol=1e-6)
+    assert model.momentum == 0.1 and model.num_batches_tracked.item() == 3

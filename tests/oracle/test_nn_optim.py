@@ -363,3 +363,65 @@ def test_ctc_loss_matches_pytorch(reduction, zero_infinity, concatenated):
     _compare_call(lambda t: torch.nn.CTCLoss(**kwargs)(t.log_softmax(2), t_targets, input_lengths, target_lengths),
                   lambda t: mt.nn.CTCLoss(**kwargs)(t.log_softmax(2), m_targets, input_lengths, target_lengths),
                   [x])
+
+
+# swa_utils -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["swa", "ema", "ema_avg_fn", "buffers"])
+def test_averaged_model_matches_pytorch(kind):
+    rng = np.random.default_rng(9)
+
+    def build(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+        kwargs = {"swa": {}, "ema": {"multi_avg_fn": lib.optim.swa_utils.get_ema_multi_avg_fn(0.9)},
+                  "ema_avg_fn": {"avg_fn": lib.optim.swa_utils.get_ema_avg_fn(0.8)},
+                  "buffers": {"use_buffers": True}}[kind]
+        return model, lib.optim.swa_utils.AveragedModel(model, **kwargs)
+
+    (t_model, t_avg), (m_model, m_avg) = build(torch), build(mt)
+    assert list(m_avg.state_dict()) == list(t_avg.state_dict())
+    for _ in range(4):
+        weights = {k: rng.standard_normal(tuple(v.shape)) for k, v in t_model.state_dict().items()
+                   if v.is_floating_point()}
+        batch = rng.standard_normal((5, 3))
+        for lib, model in ((torch, t_model), (mt, m_model)):
+            model.load_state_dict({k: lib.tensor(v, dtype=lib.float32) for k, v in weights.items()}, strict=False)
+            model(lib.tensor(batch, dtype=lib.float32))
+        t_avg.update_parameters(t_model)
+        m_avg.update_parameters(m_model)
+    for (k, tv), (mk, mv) in zip(t_avg.state_dict().items(), m_avg.state_dict().items()):
+        assert k == mk
+        np.testing.assert_allclose(mv.numpy(), tv.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("anneal_epochs", "strategy"), [(3, "cos"), (4, "linear"), (0, "cos")])
+def test_swalr_matches_pytorch(anneal_epochs, strategy):
+    seen = {}
+    for lib in (torch, mt):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.5)
+        sched = lib.optim.swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=anneal_epochs, anneal_strategy=strategy)
+        lrs = []
+        for _ in range(7):
+            opt.step()
+            sched.step()
+            lrs.append(sched.get_last_lr()[0])
+        seen[lib] = lrs
+    np.testing.assert_allclose(seen[mt], seen[torch], rtol=1e-12)
+
+
+def test_update_bn_matches_pytorch():
+    rng = np.random.default_rng(10)
+    data = [rng.standard_normal((4, 3)) for _ in range(3)]
+    stats = {}
+    for lib in (torch, mt):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.BatchNorm1d(3))
+        model[0].weight.data.copy_(lib.tensor(np.eye(3), dtype=lib.float32))
+        model[0].bias.data.zero_()
+        model.eval()
+        lib.optim.swa_utils.update_bn([(lib.tensor(d, dtype=lib.float32), 0) for d in data], model)
+        assert not model.training
+        stats[lib] = (model[1].running_mean.numpy(), model[1].running_var.numpy(), model[1].momentum)
+    np.testing.assert_allclose(stats[mt][0], stats[torch][0], rtol=1e-5)
+    np.testing.assert_allclose(stats[mt][1], stats[torch][1], rtol=1e-5)
+    assert stats[mt][2] == stats[torch][2] == 0.1
