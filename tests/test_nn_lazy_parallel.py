@@ -283,3 +283,14 @@ def test_ctc_loss_infinite_and_errors():
     with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 2, but got value 3"):
         F.ctc_loss(log_probs, targets, [3], [2])
     assert repr(nn.CTCLoss()) == "CTCLoss()"
+
+
+def test_rrelu_module():
+    m = nn.RReLU(0.1, 0.3)
+    assert repr(m) == "RReLU(lower=0.1, upper=0.3)" and repr(nn.RReLU(inplace=True)).endswith("inplace=True)")
+    x = torch.tensor([-2.0, -1.0, 3.0])
+    m.eval()
+    np.testing.assert_allclose(m(x).numpy(), [-0.4, -0.2, 3.0], rtol=1e-6)
+    m.train()
+    slopes = (m(torch.full((1000,), -1.0)) * -1).numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and abs(slopes.mean() - 0.2) < 0.01
