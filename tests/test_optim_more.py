@@ -397,3 +397,22 @@ def test_update_bn_recomputes_statistics():
     data = np.concatenate([b.numpy() for b in batches])
     np.testing.assert_allclose(model.running_mean.numpy(), data.mean(0), rtol=1e-5, atol=1e-6)
     assert model.momentum == 0.1 and model.num_batches_tracked.item() == 3
+
+
+def test_adafactor_factored_state_and_first_step():
+    w = torch.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
+    b = torch.tensor(RNG.standard_normal(4), requires_grad=True)
+    g_w, g_b = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    w.grad, b.grad = torch.tensor(g_w), torch.tensor(g_b)
+    before = b.detach().numpy().copy()
+    opt = optim.Adafactor([w, b], lr=0.01)
+    opt.step()
+    assert list(opt.state[w]) == ["step", "row_var", "col_var"] and opt.state[w]["row_var"].shape == (3, 1)
+    assert opt.state[w]["col_var"].shape == (1, 4) and list(opt.state[b]) == ["step", "variance"]
+    # step 1: beta2_t = 1, so V = g^2 and the update is sign(g), clipped to RMS 1, times max(eps2, RMS(p)) * lr
+    alpha = max(1e-3, np.sqrt((before**2).mean())) * 0.01
+    np.testing.assert_allclose(b.detach().numpy(), before - alpha * np.sign(g_b), rtol=1e-6)
+    with pytest.raises(ValueError, match="beta2_decay should be <= 0 but is: 0.5"):
+        optim.Adafactor([w], beta2_decay=0.5)
+    with pytest.raises(ValueError, match="Clipping threshold d should be >= 1 but is: 0.5"):
+        optim.Adafactor([w], d=0.5)
