@@ -235,3 +235,31 @@ def test_pad_sequence():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert pad_sequence(torch.ones(2, 3)).shape == (3, 2)
+
+
+# max unpooling -------------------------------------------------------------------------------------------
+
+
+def test_max_unpool_puts_maxima_back():
+    x = rand(2, 3, 4, 4, requires_grad=False)
+    pooled, indices = F.max_pool2d(x, 2, return_indices=True)
+    restored = nn.MaxUnpool2d(2)(pooled, indices)
+    assert restored.shape == (2, 3, 4, 4)
+    xs, rs = x.numpy(), restored.numpy()
+    kept = rs != 0
+    np.testing.assert_array_equal(rs[kept], xs[kept])
+    assert kept.reshape(2, 3, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 2, 2, 4).sum(-1).max() == 1
+    assert F.max_unpool2d(pooled, indices, 2, output_size=(5, 5)).shape == (2, 3, 5, 5)
+    assert repr(nn.MaxUnpool1d(3, stride=2, padding=1)) == "MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(1,))"
+    values = rand(2, 3, 2, 2)
+    assert gradcheck(lambda v: F.max_unpool2d(v, indices, 2), (values,))
+
+
+def test_max_unpool_errors():
+    pooled, indices = F.max_pool2d(torch.arange(16.0).reshape(1, 1, 4, 4), 2, return_indices=True)
+    with pytest.raises(ValueError, match=r"invalid output_size \"\(7, 7\)\" \(dim 0 must be between 2 and 6\)"):
+        F.max_unpool2d(pooled, indices, 2, output_size=(7, 7))
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: 1[01][0-9] \(output volumes are of size 4x4\)"):
+        F.max_unpool2d(pooled, indices + 100, 2)
+    with pytest.raises(RuntimeError, match="elements in indices should be type int64 but got: Float"):
+        F.max_unpool2d(pooled, indices.float(), 2)

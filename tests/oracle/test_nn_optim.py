@@ -428,3 +428,18 @@ def test_update_bn_matches_pytorch():
     np.testing.assert_allclose(stats[mt][0], stats[torch][0], rtol=1e-5)
     np.testing.assert_allclose(stats[mt][1], stats[torch][1], rtol=1e-5)
     assert stats[mt][2] == stats[torch][2] == 0.1
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize(("kernel", "stride", "padding", "output_size"), [(2, 2, 0, None), (3, 2, 1, 6)])
+def test_max_unpool_matches_pytorch(dims, kernel, stride, padding, output_size):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3) + (6,) * dims)
+    pool = getattr(torch.nn.functional, f"max_pool{dims}d")
+    pooled, indices = pool(torch.tensor(x), kernel, stride=stride, padding=padding, return_indices=True)
+    size = None if output_size is None else [output_size] * dims
+    t_layer = getattr(torch.nn, f"MaxUnpool{dims}d")(kernel, stride=stride, padding=padding)
+    m_layer = getattr(mt.nn, f"MaxUnpool{dims}d")(kernel, stride=stride, padding=padding)
+    assert repr(m_layer) == repr(t_layer)
+    t_idx, m_idx = indices, mt.tensor(indices.numpy())
+    _compare_call(lambda t: t_layer(t, t_idx, size), lambda t: m_layer(t, m_idx, size), [pooled.numpy()])

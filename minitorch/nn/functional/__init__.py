@@ -19,6 +19,7 @@ from . import padding as _padding
 from . import pixel_shuffle as _pixel_shuffle
 from . import pooling as _pooling
 from . import sparse as _sparse
+from . import unpool as _unpool
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -33,6 +34,7 @@ from .padding import *  # noqa: F403
 from .pixel_shuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .unpool import *  # noqa: F403
 
 checked_namespace(globals(), (_activation, _attention, _conv, _ctc_loss, _dropout, _interpolate, _linear, _loss,
-                              _margin_loss, _normalization, _padding, _pixel_shuffle, _pooling, _sparse))
+                              _margin_loss, _normalization, _padding, _pixel_shuffle, _pooling, _sparse, _unpool))
