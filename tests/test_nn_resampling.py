@@ -263,3 +263,17 @@ def test_max_unpool_errors():
         F.max_unpool2d(pooled, indices + 100, 2)
     with pytest.raises(RuntimeError, match="elements in indices should be type int64 but got: Float"):
         F.max_unpool2d(pooled, indices.float(), 2)
+
+
+def test_pdist():
+    x = rand(4, 3)
+    out = F.pdist(x)
+    xs = x.detach().numpy()
+    expected = [np.linalg.norm(xs[i] - xs[j]) for i in range(4) for j in range(i + 1, 4)]
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
+    assert gradcheck(lambda t: F.pdist(t, 3), (x,))
+    assert F.pdist(rand(1, 3)).shape == (0,)
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
+        F.pdist(rand(4))
+    with pytest.raises(RuntimeError, match="pdist only supports non-negative p values"):
+        F.pdist(x, p=-1)

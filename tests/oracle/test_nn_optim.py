@@ -443,3 +443,10 @@ def test_max_unpool_matches_pytorch(dims, kernel, stride, padding, output_size):
     assert repr(m_layer) == repr(t_layer)
     t_idx, m_idx = indices, mt.tensor(indices.numpy())
     _compare_call(lambda t: t_layer(t, t_idx, size), lambda t: m_layer(t, m_idx, size), [pooled.numpy()])
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 2, 3, float("inf")])
+def test_pdist_matches_pytorch(p):
+    x = np.random.default_rng(12).standard_normal((5, 3))
+    x[3] = x[1]  # a zero distance: PyTorch's gradient is 0 there
+    _compare_call(lambda t: torch.pdist(t, p), lambda t: mt.nn.functional.pdist(t, p), [x])

@@ -9,6 +9,7 @@ from . import activation as _activation
 from . import attention as _attention
 from . import conv as _conv
 from . import ctc_loss as _ctc_loss
+from . import distance as _distance
 from . import dropout as _dropout
 from . import interpolate as _interpolate
 from . import linear as _linear
@@ -24,6 +25,7 @@ from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .ctc_loss import *  # noqa: F403
+from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .interpolate import *  # noqa: F403
 from .linear import *  # noqa: F403
@@ -36,5 +38,7 @@ from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .unpool import *  # noqa: F403
 
-checked_namespace(globals(), (_activation, _attention, _conv, _ctc_loss, _dropout, _interpolate, _linear, _loss,
-                              _margin_loss, _normalization, _padding, _pixel_shuffle, _pooling, _sparse, _unpool))
+checked_namespace(globals(), (
+    _activation, _attention, _conv, _ctc_loss, _distance, _dropout, _interpolate, _linear, _loss, _margin_loss,
+    _normalization, _padding, _pixel_shuffle, _pooling, _sparse, _unpool,
+))
