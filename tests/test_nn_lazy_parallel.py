@@ -294,3 +294,44 @@ def test_rrelu_module():
     m.train()
     slopes = (m(torch.full((1000,), -1.0)) * -1).numpy()
     assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and abs(slopes.mean() - 0.2) < 0.01
+
+
+def test_data_parallel_multi_device_algorithm_on_stand_in_devices(monkeypatch):
+    """The split / replicate / apply / gather path, with two "GPUs" that are the CPU (device moves are then
+    no-ops and the CPU refusals are switched off): results and gradients equal the plain module's."""
+    dp_module = importlib.import_module("minitorch.nn.parallel.data_parallel")  # the package's name is the function
+    scatter_gather = importlib.import_module("minitorch.nn.parallel.scatter_gather")
+
+    class TwoDevices:
+        @staticmethod
+        def is_available():
+            return True
+
+        @staticmethod
+        def device_count():
+            return 2
+
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(dp_module, "cuda", TwoDevices)
+    monkeypatch.setattr(dp_module, "cuda_device", lambda index: cpu)
+    monkeypatch.setattr(scatter_gather, "cuda_device", lambda index: cpu)
+    monkeypatch.setattr(scatter_gather, "refuse_cpu", lambda tensors, what: None)
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+    wrapped = nn.DataParallel(model)
+    assert wrapped.device_ids == [0, 1] and wrapped.output_device == 0
+    x = rand(5, 3)
+    out = wrapped(x)
+    expected = model(x)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    out.square().sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    expected.square().sum().backward()
+    for got, want in zip(grads, [p.grad for p in model.parameters()]):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-7)
+    chunks = nn.parallel.scatter((x, {"k": x}), [0, 1])
+    assert [c[0].shape for c in chunks] == [(3, 3), (2, 3)] and chunks[1][1]["k"].shape == (2, 3)
+    functional = nn.parallel.data_parallel(model, x, device_ids=[0, 1])
+    np.testing.assert_allclose(functional.detach().numpy(), expected.detach().numpy(), rtol=1e-6)

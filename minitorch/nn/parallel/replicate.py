@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...autograd import grad_mode
 from ..modules.module import Module
-from .scatter_gather import cuda_device
+from . import scatter_gather
 
 __all__ = ["replicate"]
 
@@ -23,10 +23,8 @@ def _shallow_copy(module: Module) -> Module:
 
 def replicate(network: Module, devices, detach: bool = False) -> list:
     """``len(devices)`` replicas of ``network``; with ``detach`` the copies do not require grad."""
-    devices = [cuda_device(d) for d in devices]
-    for t in list(network.parameters()) + list(network.buffers()):
-        if t.device.type == "cpu":
-            raise AssertionError("Broadcast function not implemented for CPU tensors")
+    devices = [scatter_gather.cuda_device(d) for d in devices]
+    scatter_gather.refuse_cpu(list(network.parameters()) + list(network.buffers()), "Broadcast")
     for m in network.modules():
         copy = getattr(m, "_replicate_for_data_parallel", None)
         if copy is not None:

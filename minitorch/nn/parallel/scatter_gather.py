@@ -21,12 +21,17 @@ def cuda_device(index) -> Any:
     return as_device(index)
 
 
+def refuse_cpu(tensors, what: str) -> None:
+    """PyTorch's device functions (broadcast, gather) have no CPU implementation; neither do these."""
+    tensors = list(tensors)
+    if tensors and all(t.device.type == "cpu" for t in tensors):
+        raise AssertionError(f"{what} function not implemented for CPU tensors")
+
+
 def scatter(inputs, target_gpus, dim: int = 0):
     """Slice tensors into ``len(target_gpus)`` chunks along ``dim`` (``Tensor.chunk``), chunk i on device i."""
     def scatter_map(obj):
         if isinstance(obj, Tensor):
-            if obj.device.type == "cpu" and not target_gpus:
-                raise RuntimeError("scatter(): no target devices were given")
             chunks = obj.chunk(len(target_gpus), dim)
             return [chunk.to(cuda_device(d)) for chunk, d in zip(chunks, target_gpus)]
         if isinstance(obj, tuple) and len(obj) > 0:
@@ -58,8 +63,7 @@ def gather(outputs, target_device, dim: int = 0):
     def gather_map(outputs):
         out = outputs[0]
         if isinstance(out, Tensor):
-            if all(o.device.type == "cpu" for o in outputs):
-                raise AssertionError("Gather function not implemented for CPU tensors")
+            refuse_cpu(outputs, "Gather")
             target = cuda_device(target_device)
             if all(o.dim() == 0 for o in outputs):
                 warnings.warn("Was asked to gather along dimension 0, but all input tensors were scalars; will "
