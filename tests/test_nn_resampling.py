@@ -277,3 +277,16 @@ def test_pdist():
         F.pdist(rand(4))
     with pytest.raises(RuntimeError, match="pdist only supports non-negative p values"):
         F.pdist(x, p=-1)
+
+
+def test_interpolate_keeps_non_finite_values_local():
+    x = torch.zeros(1, 1, 4, 4, dtype=torch.float64)
+    x[0, 0, 0, 0] = float("inf")
+    out = F.interpolate(x, size=(8, 8), mode="bilinear").numpy()[0, 0]
+    assert np.isinf(out[:2, :2]).all() and np.isfinite(out[3:, :]).all() and np.isfinite(out[:, 3:]).all()
+    ramp = torch.arange(16.0, dtype=torch.float64).reshape(1, 1, 4, 4)
+    ramp[0, 0, 3, 3] = float("nan")
+    with_nan = F.interpolate(ramp, size=(6, 6), mode="bicubic", align_corners=True).numpy()[0, 0]
+    clean = F.interpolate(torch.arange(16.0, dtype=torch.float64).reshape(1, 1, 4, 4), size=(6, 6), mode="bicubic",
+                          align_corners=True).numpy()[0, 0]
+    np.testing.assert_allclose(with_nan[:2, :2], clean[:2, :2], rtol=1e-12)  # far from the nan: unaffected

@@ -450,3 +450,13 @@ def test_pdist_matches_pytorch(p):
     x = np.random.default_rng(12).standard_normal((5, 3))
     x[3] = x[1]  # a zero distance: PyTorch's gradient is 0 there
     _compare_call(lambda t: torch.pdist(t, p), lambda t: mt.nn.functional.pdist(t, p), [x])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolate_non_finite_matches_pytorch(mode):
+    x = np.random.default_rng(13).standard_normal((1, 2, 5, 5))
+    x[0, 0, 1, 2] = np.inf
+    x[0, 1, 4, 4] = np.nan
+    t_out = torch.nn.functional.interpolate(torch.tensor(x), size=(9, 7), mode=mode)
+    m_out = mt.nn.functional.interpolate(mt.tensor(x), size=(9, 7), mode=mode)
+    np.testing.assert_allclose(m_out.numpy(), t_out.numpy(), rtol=1e-12, atol=1e-12)  # nan and inf where PyTorch's

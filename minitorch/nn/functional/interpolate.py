@@ -1,9 +1,9 @@
 """F.interpolate (and the deprecated upsample wrappers): resize the spatial dims of (N, C, *spatial) inputs.
 
 Every mode but 'area' is separable: along each spatial dim, output position ``i`` is a weighted sum of a few
-input positions (1 for nearest, 2 for linear, 4 for bicubic). So the resize is, per dim, a sum of
-``index_select`` times a weight vector, built from differentiable ops (gradients, and gradients of gradients,
-come from theirs). The source positions and weights follow PyTorch's CPU kernels (UpSample.h), including
+input positions (1 for nearest, 2 for linear, 4 for bicubic). So the resize is, per dim, a product with the
+(in, out) matrix of those weights (or a sum of ``index_select`` times a weight vector), built from
+differentiable ops (gradients, and gradients of gradients, come from theirs). The source positions and weights follow PyTorch's CPU kernels (UpSample.h), including
 their float32 arithmetic for float32 inputs, so nearest picks the same pixels and linear/bicubic agree to
 rounding. 'area' is adaptive average pooling, as in PyTorch.
 """
@@ -16,7 +16,7 @@ import struct
 import warnings
 
 from ... import _dtype
-from ...creation import tensor
+from ...creation import tensor, zeros
 from ...tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -103,8 +103,28 @@ def _cubic_taps(in_size: int, out_size: int, scale, align_corners: bool, rounded
     return taps
 
 
+_DENSE_LIMIT = 1 << 22  # entries of the (out, in) resampling matrix built for a matmul
+
+
 def _resample(input: Tensor, dim: int, taps: list) -> Tensor:
-    """``sum_j input.index_select(dim, index_j) * weight_j`` (weights broadcast along ``dim``)."""
+    """``sum_j input.index_select(dim, index_j) * weight_j`` (weights broadcast along ``dim``).
+
+    For floating inputs with finite values this is computed as one matmul with the (out, in) matrix holding the
+    weights (when that matrix is small): the same sums, several times faster forward and backward than
+    gathers and their scatter-add adjoints. (With an inf or nan anywhere, 0 * inf would spread it along the
+    whole row, so those inputs take the gathers.)"""
+    in_size, out_size = input.shape[dim], len(taps[0][0])
+    if (input.is_floating_point() and in_size * out_size <= _DENSE_LIMIT and input.numel()
+            and bool(input.detach().isfinite().all())):
+        # the transposed matrix M (in, out), M[index_j[i], i] += weight_j[i], built directly, and a 2-D product:
+        # numpy's stacked matmul leaves BLAS for a non-contiguous operand and is then 100x slower
+        index = tensor([list(i) for i, _ in taps], dtype=_dtype.int64, device=input.device)
+        values = tensor([w if w is not None else [1.0] * out_size for _, w in taps], dtype=input.dtype,
+                        device=input.device)
+        matrix = zeros((in_size, out_size), dtype=input.dtype, device=input.device).scatter_add(0, index, values)
+        moved = input.movedim(dim, -1)
+        rows = moved.reshape(-1, in_size) @ matrix
+        return rows.reshape(*moved.shape[:-1], out_size).movedim(-1, dim)
     shape = [1] * input.dim()
     shape[dim] = -1
     out = None
