@@ -3,9 +3,10 @@
 Every mode but 'area' is separable: along each spatial dim, output position ``i`` is a weighted sum of a few
 input positions (1 for nearest, 2 for linear, 4 for bicubic). So the resize is, per dim, a product with the
 (in, out) matrix of those weights (or a sum of ``index_select`` times a weight vector), built from
-differentiable ops (gradients, and gradients of gradients, come from theirs). The source positions and weights follow PyTorch's CPU kernels (UpSample.h), including
-their float32 arithmetic for float32 inputs, so nearest picks the same pixels and linear/bicubic agree to
-rounding. 'area' is adaptive average pooling, as in PyTorch.
+differentiable ops (gradients, and gradients of gradients, come from theirs). The source positions and
+weights follow PyTorch's CPU kernels (UpSample.h), including their float32 arithmetic for float32 inputs,
+so nearest picks the same pixels and linear/bicubic agree to rounding. 'area' is adaptive average pooling,
+as in PyTorch.
 """
 
 from __future__ import annotations
