@@ -290,3 +290,16 @@ def test_interpolate_keeps_non_finite_values_local():
     clean = F.interpolate(torch.arange(16.0, dtype=torch.float64).reshape(1, 1, 4, 4), size=(6, 6), mode="bicubic",
                           align_corners=True).numpy()[0, 0]
     np.testing.assert_allclose(with_nan[:2, :2], clean[:2, :2], rtol=1e-12)  # far from the nan: unaffected
+
+
+def test_lp_pool3d_and_adaptive_max_pool3d():
+    x = rand(1, 2, 4, 4, 4)
+    out = nn.LPPool3d(2, 2)(x)
+    windows = x.detach().numpy().reshape(1, 2, 2, 2, 2, 2, 2, 2).transpose(0, 1, 2, 4, 6, 3, 5, 7)
+    np.testing.assert_allclose(out.detach().numpy(), np.sqrt((windows**2).sum((-3, -2, -1))), rtol=1e-12)
+    np.testing.assert_allclose(F.lp_pool3d(x, float("inf"), 2).detach().numpy(), np.abs(windows).max((-3, -2, -1)))
+    positive = (x.detach().abs() + 0.1).requires_grad_()  # an odd power's negative average has no real root
+    assert gradcheck(lambda t: F.lp_pool3d(t, 3, 2, stride=1), (positive,))
+    pooled = nn.AdaptiveMaxPool3d(2)(x)
+    np.testing.assert_allclose(pooled.detach().numpy(), windows.max((-3, -2, -1)))
+    assert gradcheck(nn.AdaptiveMaxPool3d((1, 2, 3)), (x,))

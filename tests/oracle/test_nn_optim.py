@@ -460,3 +460,23 @@ def test_interpolate_non_finite_matches_pytorch(mode):
     t_out = torch.nn.functional.interpolate(torch.tensor(x), size=(9, 7), mode=mode)
     m_out = mt.nn.functional.interpolate(mt.tensor(x), size=(9, 7), mode=mode)
     np.testing.assert_allclose(m_out.numpy(), t_out.numpy(), rtol=1e-12, atol=1e-12)  # nan and inf where PyTorch's
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("norm_type", [1, 2, 3, float("inf"), -float("inf")])
+def test_lp_pool_matches_pytorch(dims, norm_type):
+    x = np.random.default_rng(14).standard_normal((2, 3) + (5,) * dims)
+    t_layer = getattr(torch.nn, f"LPPool{dims}d")(norm_type, 2, stride=1)
+    m_layer = getattr(mt.nn, f"LPPool{dims}d")(norm_type, 2, stride=1)
+    assert repr(m_layer) == repr(t_layer)
+    _compare_call(t_layer, m_layer, [x])
+
+
+def test_adaptive_max_pool3d_matches_pytorch():
+    x = np.random.default_rng(15).standard_normal((2, 3, 5, 6, 7))
+    t_layer, m_layer = torch.nn.AdaptiveMaxPool3d((2, None, 3)), mt.nn.AdaptiveMaxPool3d((2, None, 3))
+    assert repr(m_layer) == repr(t_layer)
+    _compare_call(t_layer, m_layer, [x])
+    _, t_idx = torch.nn.functional.adaptive_max_pool3d(torch.tensor(x), 3, return_indices=True)
+    _, m_idx = mt.nn.functional.adaptive_max_pool3d(mt.tensor(x), 3, return_indices=True)
+    assert (m_idx.numpy() == t_idx.numpy()).all()

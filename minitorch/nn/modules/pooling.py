@@ -159,6 +159,13 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max over the adaptive windows that give an (N, C, *output_size) result."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
 class _LPPoolNd(Module):
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
@@ -186,6 +193,13 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """``(sum of x**p over each window) ** (1/p)`` over (N, C, D, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
 class _MaxUnpoolNd(Module):
@@ -228,6 +242,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d",
+    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    "LPPool1d", "LPPool2d", "LPPool3d",
     "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]
