@@ -292,7 +292,7 @@ def test_pooling_gradcheck(device):
 
 def test_batchnorm_init_buffers_repr_and_state_dict(device):
     m = nn.BatchNorm2d(16, device=device)
-    assert repr(m) == "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+    assert repr(m) == "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
     np.testing.assert_array_equal(arr(m.weight), np.ones(16))
     np.testing.assert_array_equal(arr(m.bias), np.zeros(16))
     np.testing.assert_array_equal(arr(m.running_mean), np.zeros(16))
@@ -302,7 +302,7 @@ def test_batchnorm_init_buffers_repr_and_state_dict(device):
     assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
     assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
     plain = nn.BatchNorm1d(3, affine=False, track_running_stats=False)
-    assert repr(plain) == "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)"
+    assert repr(plain) == "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
     assert plain.weight is None and plain.running_mean is None and plain.num_batches_tracked is None
     assert list(plain.state_dict()) == []
     m64 = nn.BatchNorm1d(3, dtype=torch.float64)
@@ -434,7 +434,7 @@ def test_group_norm(device):
 
 def test_instance_norm_and_rms_norm(device):
     m = nn.InstanceNorm1d(3, device=device)
-    assert repr(m) == "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)"
+    assert repr(m) == "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
     x = RNG.standard_normal((2, 3, 5))
     np.testing.assert_allclose(arr(m(t64(x, device))), np_batch_norm(x, (2,)), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(arr(m(t64(x[0], device))), np_batch_norm(x[0], (1,)), rtol=1e-10, atol=1e-12)

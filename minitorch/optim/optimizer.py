@@ -26,7 +26,7 @@ from ..autograd.graph import RemovableHandle
 from ..creation import tensor, zeros_like
 from ..tensor import Tensor, legacy_type_name
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
@@ -43,12 +43,31 @@ def _type_name(obj) -> str:
     return legacy_type_name(obj) if isinstance(obj, Tensor) else type(obj).__name__
 
 
+_global_optimizer_pre_hooks: dict = {}
+_global_optimizer_post_hooks: dict = {}
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs) -> None or (args, kwargs)`` runs before every optimizer's ``step``,
+    ahead of the optimizer's own pre-hooks."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs) -> None`` runs after every optimizer's ``step``, after its own."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
 def _hooked_step(step: Callable) -> Callable:
     """Wrap a subclass's ``step`` so pre/post hooks run and schedulers can tell it was called."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        for hook in list(self._optimizer_step_pre_hooks.values()):
+        for hook in chain(list(_global_optimizer_pre_hooks.values()), list(self._optimizer_step_pre_hooks.values())):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -58,7 +77,7 @@ def _hooked_step(step: Callable) -> Callable:
                 args, kwargs = result
         out = step(self, *args, **kwargs)
         self._opt_called = True
-        for hook in list(self._optimizer_step_post_hooks.values()):
+        for hook in chain(list(self._optimizer_step_post_hooks.values()), list(_global_optimizer_post_hooks.values())):
             hook(self, args, kwargs)
         return out
 
@@ -301,10 +320,18 @@ def new_buffer(param: Tensor, fill=None) -> Tensor:
     return buffer
 
 
-def new_step() -> Tensor:
-    """``state['step']``: a 0-dim float tensor on the CPU (float64 when that is the default dtype)."""
+def new_step(value: float = 0.0) -> Tensor:
+    """``state['step']`` (and other scalar state such as NAdam's ``mu_product``): a 0-dim float tensor on the
+    CPU, float64 when that is the default dtype, else float32 (so its value is rounded as PyTorch's is)."""
     dtype = float64 if get_default_dtype() is float64 else float32
-    return tensor(0.0, dtype=dtype)
+    return tensor(float(value), dtype=dtype)
+
+
+def set_scalar(t: Tensor, value: float) -> float:
+    """Store ``value`` in the 0-dim state tensor ``t`` (in place) and return it as rounded to ``t``'s dtype."""
+    t._array[...] = value
+    t._storage.version += 1
+    return float(t._array)
 
 
 def step_counter(state: dict[str, Any]) -> float:

@@ -17,6 +17,7 @@ from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
 from ...ops.op import Op
 from ...tensor import Tensor
+from .activation import relu
 from .conv import WindowGeometry, col2im, padded, windows
 
 # max pooling ------------------------------------------------------------------------------------
@@ -423,22 +424,42 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+def _lp_pool(name: str, d: int, input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool) -> Tensor:
+    """``(sum of x**p over each window) ** (1/p)``, as PyTorch computes it: through avg_pool (times the window
+    size, the negative averages of odd powers kept by ``sign * relu(abs)``), and max_pool of ``|x|`` for
+    p = +-inf."""
+    k = _tuple(name, kernel_size, d, "kernel_size")
+    max_pool, avg_pool = (max_pool1d, max_pool2d, max_pool3d)[d - 1], (avg_pool1d, avg_pool2d, avg_pool3d)[d - 1]
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), k, stride, 0, ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(math.prod(k)).pow(1.0 / norm_type)
+
+
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
-    """``(sum of x**p over each window) ** (1/p)``, computed as PyTorch does, through avg_pool1d."""
-    k = _tuple("lp_pool1d", kernel_size, 1, "kernel_size")
-    out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
-    return (out * math.prod(k)).pow(1.0 / norm_type)
+    """Power-average pooling over (N, C, L): ``(sum of x**p over each window) ** (1/p)``."""
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
-    """``(sum of x**p over each window) ** (1/p)``, computed as PyTorch does, through avg_pool2d."""
-    k = _tuple("lp_pool2d", kernel_size, 2, "kernel_size")
-    out = avg_pool2d(input.pow(norm_type), k, stride, 0, ceil_mode)
-    return (out * math.prod(k)).pow(1.0 / norm_type)
+    """Power-average pooling over (N, C, H, W): ``(sum of x**p over each window) ** (1/p)``."""
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over (N, C, D, H, W): ``(sum of x**p over each window) ** (1/p)``."""
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max over adaptive windows of (N, C, D, H, W)."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
 __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
 ]

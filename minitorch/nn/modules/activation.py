@@ -16,6 +16,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .transformer import MultiheadAttention  # noqa: F401 - PyTorch's path: torch.nn.modules.activation
 
 
 def _inplace_suffix(inplace: bool) -> str:
@@ -326,8 +327,25 @@ class Softmax2d(Module):
         return F.softmax(input, -3, _stacklevel=5)
 
 
+class RReLU(Module):
+    """Randomized leaky ReLU: in training the negative slope of each element is drawn from U(lower, upper),
+    in evaluation it is ``(lower + upper) / 2``."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
 __all__ = [
     "ReLU", "SiLU", "Mish", "SELU", "Hardsigmoid", "Hardswish", "Tanh", "Sigmoid", "LogSigmoid", "Softsign",
     "Tanhshrink", "GELU", "Threshold", "LeakyReLU", "ELU", "CELU", "Softplus", "Hardtanh", "ReLU6", "Hardshrink",
-    "Softshrink", "PReLU", "GLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
+    "Softshrink", "PReLU", "GLU", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "RReLU",
 ]

@@ -8,10 +8,12 @@ explicitly with ``F.pad`` ('reflect', 'replicate', 'circular') and then convolve
 
 from __future__ import annotations
 
+from ...autograd import grad_mode
 from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .linear import reset_fan_in_uniform_
 from .module import Module
 
@@ -223,4 +225,96 @@ class ConvTranspose3d(_ConvTransposeNd):
     _function = staticmethod(F.conv_transpose3d)
 
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+class _LazyConvMixin(LazyModuleMixin):
+    """``in_channels`` from the first input's channel dim (dim 1, or 0 when unbatched); ``_dims`` spatial dims."""
+
+    def _make_lazy(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched, batched = self._dims + 1, self._dims + 2
+        if input.dim() not in (unbatched, batched):
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {batched}D (batched) input to {type(self).__name__}, but got "
+                f"input of size: {input.shape}"
+            )
+        return input.shape[1] if input.dim() == batched else input.shape[0]
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups)
+        with grad_mode.no_grad():
+            self.weight.materialize(shape + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class _LazyConv(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
+                         dtype=dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device=device, dtype=dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A Conv1d whose ``in_channels`` comes from the first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A Conv2d whose ``in_channels`` comes from the first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A Conv3d whose ``in_channels`` comes from the first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ConvTranspose1d whose ``in_channels`` comes from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ConvTranspose2d whose ``in_channels`` comes from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ConvTranspose3d whose ``in_channels`` comes from the first input."""
+
+    cls_to_become = ConvTranspose3d
+
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]

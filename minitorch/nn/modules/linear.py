@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 
+from ...autograd import grad_mode
 from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -100,4 +102,31 @@ class Bilinear(Module):
         )
 
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose ``in_features`` is ``input.shape[-1]`` of the first input; then it becomes a Linear."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__(0, 0, False)  # in/out 0 and no bias: nothing is drawn before the shapes are known
+        self.weight = UninitializedParameter(**factory_kwargs)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(**factory_kwargs)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            with grad_mode.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+
+
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]

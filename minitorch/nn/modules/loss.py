@@ -9,9 +9,13 @@ and ``pos_weight`` are registered as buffers, so ``.to()``/``.double()`` move th
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+
 from ...tensor import Tensor
 from .. import functional as F
 from ..functional.loss import _legacy_reduction
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -221,8 +225,78 @@ class TripletMarginLoss(_Loss):
                                      swap=self.swap, reduction=self.reduction)
 
 
+class NLLLoss2d(NLLLoss):
+    """Deprecated name of ``NLLLoss`` (which takes (N, C, H, W) inputs itself); warns as PyTorch does."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss ``sum_{i != y} w[y] * max(0, margin - x[y] + x[i])^p / C`` (p = 1 or 2)."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss between each listed target class and each unlisted class (targets end at -1)."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with any distance (default ``PairwiseDistance()``, a child module)."""
+
+    def __init__(self, *, distance_function: Callable | None = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification: ``-log`` of the summed probability of every alignment of the
+    targets to the (log-softmax) input frames; see ``F.ctc_loss``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 __all__ = [
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
-    "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+    "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "NLLLoss2d", "MultiMarginLoss",
+    "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
 ]

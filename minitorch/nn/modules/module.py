@@ -13,7 +13,7 @@ from ... import _dtype
 from ..._device import as_device
 from ...autograd import grad_mode
 from ...tensor import Tensor
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, UninitializedBuffer
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
@@ -301,11 +301,12 @@ class Module:
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
-                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                is_buffer = isinstance(value, (Buffer, UninitializedBuffer))
+                if is_buffer or (buffers is not None and name in buffers):
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    if isinstance(value, Buffer):
+                    if is_buffer:
                         persistent = value.persistent
                         remove_from(d, self._parameters, self._modules)
                     else:
@@ -461,7 +462,9 @@ class Module:
                 if grad_applied is not grad:
                     grad.data = grad_applied
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if isinstance(buf, UninitializedBuffer):  # stays the same (still lazy) object, as a Parameter does
+                buf.data = fn(buf)
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 

@@ -13,11 +13,13 @@ import numbers
 import warnings
 
 from ... import _dtype
+from ...autograd import grad_mode
 from ...creation import empty, ones, tensor, zeros
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -27,7 +29,7 @@ class _NormBase(Module):
     _version = 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         self.num_features = num_features
@@ -37,7 +39,10 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = Parameter(empty(num_features, **factory_kwargs))
-            self.bias = Parameter(empty(num_features, **factory_kwargs))
+            if bias:
+                self.bias = Parameter(empty(num_features, **factory_kwargs))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -61,7 +66,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     _input_dims: tuple = ()
 
@@ -73,7 +79,7 @@ class _NormBase(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-            f"track_running_stats={self.track_running_stats}"
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
         )
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
@@ -134,8 +140,9 @@ class _InstanceNorm(_NormBase):
     _spatial_dims = 0
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
         return F.instance_norm(
@@ -176,6 +183,84 @@ class InstanceNorm2d(_InstanceNorm):
 
     _spatial_dims = 2
     _input_dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _spatial_dims = 3
+    _input_dims = (4, 5)
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """Batch/instance norm whose ``num_features`` is the first input's ``shape[1]`` (PyTorch's choice, also
+    for unbatched instance-norm input)."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(**factory_kwargs)
+            if bias:
+                self.bias = UninitializedParameter(**factory_kwargs)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**factory_kwargs)
+            self.running_var = UninitializedBuffer(**factory_kwargs)
+            self.num_batches_tracked = tensor(0, dtype=_dtype.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        with grad_mode.no_grad():
+            for value in (self.weight, self.bias, self.running_mean, self.running_var):
+                if value is not None:
+                    value.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A BatchNorm1d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A BatchNorm2d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A BatchNorm3d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    """An InstanceNorm1d whose ``num_features`` comes from the first input (affine and running stats on by
+    default, as PyTorch's lazy variant has them)."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    """An InstanceNorm2d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    """An InstanceNorm3d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = InstanceNorm3d
 
 
 def _shape_tuple(normalized_shape) -> tuple:
@@ -297,6 +382,7 @@ class LocalResponseNorm(Module):
 
 
 __all__ = [
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm", "GroupNorm",
-    "RMSNorm", "LocalResponseNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
+    "GroupNorm", "RMSNorm", "LocalResponseNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple as _ntuple_parser
 
 
 def _single(value) -> tuple:
@@ -158,6 +159,13 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max over the adaptive windows that give an (N, C, *output_size) result."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
 class _LPPoolNd(Module):
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
@@ -187,7 +195,54 @@ class LPPool2d(_LPPoolNd):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
+class LPPool3d(_LPPoolNd):
+    """``(sum of x**p over each window) ** (1/p)`` over (N, C, D, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpoolNd(Module):
+    """Place pooled maxima back at their recorded positions (``F.max_unpool{n}d``)."""
+
+    _dims = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        as_tuple = _ntuple_parser(self._dims)
+        self.kernel_size = as_tuple(kernel_size)
+        self.stride = as_tuple(stride if stride is not None else kernel_size)
+        self.padding = as_tuple(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._dims - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d (pass it the pool's ``return_indices``)."""
+
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d (pass it the pool's ``return_indices``)."""
+
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d (pass it the pool's ``return_indices``)."""
+
+    _dims = 3
+
+
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d",
+    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]
