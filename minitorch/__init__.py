@@ -6,7 +6,12 @@
 from . import _dtype, ao, autograd, linalg, nn, optim, quantization, sparse, special, testing, utils, viz
 from ._device import device
 from ._dtype import (
+    bfloat16,
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float,

@@ -14,6 +14,7 @@ import warnings
 
 from . import _dtype
 from ._backends import backend_for
+from ._backends.dtypes import kind as array_kind
 from ._device import CPU, as_device
 from .storage import Storage
 from .tensor import Tensor, from_array
@@ -191,7 +192,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if array.dtype.kind == "O":  # a None, a dict, an object among the numbers
             odd = next(x for x in array.flat if not isinstance(x, numbers.Number))
             raise RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
-        if array.dtype.kind not in "biuf":
+        if array_kind(array.dtype) not in "biufc":
             raise TypeError(f"tensor(): can't convert data of type {array.dtype} (expected numbers or bools)")
     else:
         array = backend.from_dlpack(data)
@@ -199,6 +200,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         target = backend.dtype_of(array) if backend.is_native_array(array) else cpu.dtype_of(array)
         if target is _dtype.float64 and not hasattr(data, "dtype"):
             target = _dtype.get_default_dtype()  # Python floats
+        elif target is _dtype.complex128 and not hasattr(data, "dtype"):
+            target = _dtype.default_complex_dtype()  # Python complex numbers
     if cpu.is_native_array(array) and backend is not cpu:
         array = backend.from_numpy(array)
     array = array.astype(backend.array_dtype(target), copy=True)

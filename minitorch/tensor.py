@@ -200,7 +200,9 @@ class Tensor:
     is_sparse = False
     is_quantized = False
     is_mkldnn = False
-    is_complex = staticmethod(lambda: False)
+
+    def is_complex(self) -> bool:
+        return self._storage.dtype.is_complex
 
     @property
     def is_cuda(self) -> bool:
@@ -255,6 +257,15 @@ class Tensor:
 
     def half(self) -> Tensor:
         return self.to(dtype=_dtype.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(dtype=_dtype.bfloat16)
+
+    def cfloat(self) -> Tensor:
+        return self.to(dtype=_dtype.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.to(dtype=_dtype.complex128)
 
     def long(self) -> Tensor:
         return self.to(dtype=_dtype.int64)
@@ -633,7 +644,8 @@ def from_array(array, backend, device, cls: type = None) -> Tensor:
 _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
     "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-    "bool": "BoolTensor",
+    "bool": "BoolTensor", "bfloat16": "BFloat16Tensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
 }
 
 

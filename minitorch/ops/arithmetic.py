@@ -14,10 +14,10 @@ import numbers
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
-from .promotion import Elementwise, promote
+from .promotion import Elementwise, array_kind, promote
 
-_SCALAR_TYPES = (bool, int, float)
-_OPERAND_TYPES = (Tensor, bool, int, float)
+_SCALAR_TYPES = (bool, int, float, complex)
+_OPERAND_TYPES = (Tensor, bool, int, float, complex)
 
 
 def _zeros(grad: Tensor) -> Tensor:
@@ -87,7 +87,7 @@ def _check_sub_bool(a, b) -> None:
 def _check_alpha(name: str, alpha, dtype) -> None:
     if type(alpha) is bool and dtype.kind != "b":
         raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
-    if dtype.kind != "f" and not isinstance(alpha, int):
+    if array_kind(dtype) not in "fc" and not isinstance(alpha, int):
         raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -97,8 +97,9 @@ class Mul(Elementwise):
     saved_when = {0: (1,), 1: (0,)}  # d(ab)/da needs b; d(ab)/db needs a
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b)
-        return self.xp.multiply(a, b)
+        a, b, dtype = promote(self, a, b, float32_scalars=True)
+        result = self.xp.multiply(a, b)
+        return result if result.dtype is dtype else result.astype(dtype, copy=False)  # bfloat16 * 0.3
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -120,14 +121,15 @@ class Div(Elementwise):
         self.rounding_mode = rounding_mode
         xp = self.xp
         if rounding_mode is None:
-            a, b, _ = promote(self, a, b, to_float=True)
-            return xp.true_divide(a, b)
+            a, b, dtype = promote(self, a, b, to_float=True, float32_scalars=True)
+            result = xp.true_divide(a, b)
+            return result if result.dtype is dtype else result.astype(dtype, copy=False)  # bfloat16 / 0.3
         if rounding_mode not in ("floor", "trunc"):
             raise RuntimeError(
                 f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
             )
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":
+        if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
             quotient = xp.floor_divide(a, b)
             if rounding_mode == "floor" or dtype.kind == "u":
@@ -174,7 +176,7 @@ class Remainder(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":
+        if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
         return self.xp.remainder(a, b)
 
@@ -192,7 +194,7 @@ class Fmod(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":
+        if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
         return self.xp.fmod(a, b)
 

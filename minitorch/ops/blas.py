@@ -16,6 +16,7 @@ import math
 import string
 
 from .. import _dtype
+from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..tensor import Tensor, from_array, wrap_dim
 from .comparison import where
 from .op import Op
@@ -24,11 +25,13 @@ from .op import Op
 _TYPE_META = {
     "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
     "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+    "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
 # c10's ScalarType names ("Float", "Long"), which most other messages print
 SCALAR_TYPE = {
     "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 
 
@@ -60,6 +63,8 @@ class Matmul(Op):
 
     def forward(self, a, b):
         self.ndims = (a.ndim, b.ndim)
+        if is_bfloat16(a.dtype):  # PyTorch accumulates bfloat16 products in float32 and rounds once
+            return self.xp.matmul(a.astype(FLOAT32), b.astype(FLOAT32)).astype(a.dtype)
         return self.xp.matmul(a, b)
 
     def backward(self, grad):
@@ -391,6 +396,8 @@ class Einsum(Op):
     def forward(self, *arrays, equation):
         self.equation = equation
         self.save_inputs = tuple(range(len(arrays)))
+        if arrays and is_bfloat16(arrays[0].dtype):  # numpy's einsum has no bfloat16: float32, rounded once
+            return self.xp.einsum(equation, *(a.astype(FLOAT32) for a in arrays)).astype(arrays[0].dtype)
         out = self.xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
         if not isinstance(out, self.backend.ndarray) or any(self.xp.may_share_memory(out, a) for a in arrays):
             out = self.xp.array(out, copy=True)  # einsum may return a view of an operand ('ij->ji')

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 
 from .._backends import special
+from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
-from .promotion import Elementwise, as_float, promote
+from .promotion import Elementwise, array_kind, as_float, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _SQRT_PI = math.sqrt(math.pi)
@@ -212,7 +213,7 @@ def _rounding(name: str):
     ufunc = name
 
     def kernel(xp, x):
-        return getattr(xp, ufunc)(x) if x.dtype.kind == "f" else x.copy()
+        return getattr(xp, ufunc)(x) if array_kind(x.dtype) == "f" else x.copy()
 
     return kernel
 
@@ -221,11 +222,11 @@ def _sign(xp, x):
     """sign(NaN) is 0 in PyTorch (numpy: NaN), so abs' gradient at NaN is 0 there too."""
     if x.dtype.kind == "b":
         return x.copy()
-    return xp.nan_to_num(xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
+    return xp.nan_to_num(xp.sign(x)) if array_kind(x.dtype) == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
 
 
 def _frac(xp, x):
-    if x.dtype.kind != "f":
+    if array_kind(x.dtype) != "f":
         raise NotImplementedError(f"\"frac_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     return x - xp.trunc(x)
 
@@ -316,8 +317,10 @@ class Unary(Elementwise):
     keeps_dtype = False
 
     def compute(self, x):
-        if not self.keeps_dtype and x.dtype.kind != "f":
+        if not self.keeps_dtype and array_kind(x.dtype) not in "fc":
             x = as_float(self, x)
+        if is_bfloat16(x.dtype):  # PyTorch computes bfloat16 in float32 and rounds once (sigmoid: 1 / (1 + exp(-x)))
+            return type(self).kernel(self.xp, x.astype(FLOAT32)).astype(x.dtype)
         return type(self).kernel(self.xp, x)
 
     def backward(self, grad):
@@ -359,7 +362,7 @@ class Round(Elementwise):
 
     def compute(self, x, decimals=0):
         xp = self.xp
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             return x.copy()
         if decimals == 0:
             return xp.rint(x)
@@ -384,7 +387,7 @@ class NanToNum(Elementwise):
     save_inputs = (0,)
 
     def compute(self, x, nan=0.0, posinf=None, neginf=None):
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             return x.copy()
         return self.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -642,7 +645,7 @@ class Polygamma(Elementwise):
     save_inputs = (0,)
 
     def compute(self, x, n):
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             x = as_float(self, x)
         self.n = n
         if n == 0:
@@ -674,7 +677,7 @@ class Logit(Elementwise):
     save_inputs = (0,)
 
     def compute(self, x, eps=None):
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             x = as_float(self, x)
         self.eps = eps
         if eps is not None:
@@ -703,7 +706,7 @@ class Hypot(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":  # PyTorch has no integer hypot kernel (and does not promote)
+        if array_kind(dtype) != "f":  # PyTorch has no integer hypot kernel (and does not promote)
             raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_LEGACY[dtype.name]}'")
         return self.xp.hypot(a, b)
 

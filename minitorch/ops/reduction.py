@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
 from .op import Op
-from .promotion import as_float, broadcast_dims
+from .promotion import array_kind, as_float, broadcast_dims
 from .shape import cat, stack
 
 _INF = float("inf")
@@ -93,7 +93,7 @@ class Mean(Op):
     row_major_output = True
 
     def forward(self, x, dims, keepdim, dtype=None):
-        if dtype is None and x.dtype.kind not in "fc":
+        if dtype is None and array_kind(x.dtype) not in "fc":
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                 f"dtype. Got: {self.backend.dtype_of(x).name.capitalize()}"
@@ -305,7 +305,7 @@ class CumExtremum(Op):
         values = (xp.maximum if largest else xp.minimum).accumulate(x, axis=dim)
         positions = xp.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
         moves = values == x
-        if x.dtype.kind == "f":
+        if array_kind(x.dtype) == "f":
             moves = xp.logical_or(moves, xp.isnan(x))
         index = xp.maximum.accumulate(xp.where(moves, positions, 0), axis=dim).astype(_int64(self))
         return values, index

@@ -20,7 +20,7 @@ def _limits(dtype: _dtype.dtype, device) -> tuple:
         return 0, 2
     array_dtype = backend.array_dtype(dtype)
     if dtype.is_floating_point:
-        info = xp.finfo(array_dtype)
+        info = backend.finfo(array_dtype)
         return float(info.min), float(info.max)
     info = xp.iinfo(array_dtype)
     return int(info.min), int(info.max) + (1 if dtype is not _dtype.int64 else 0)
@@ -103,7 +103,7 @@ def make_tensor(
         else:
             result = (uniform * (high - low) + low).to(dtype)
     if exclude_zero:
-        tiny = 1 if not dtype.is_floating_point else float(result._storage.backend.xp.finfo(result._array.dtype).tiny)
+        tiny = 1 if not dtype.is_floating_point else float(result._storage.backend.finfo(result._array.dtype).tiny)
         result = where(result == 0, full_like(result, tiny), result)
     if noncontiguous and result.numel() > 1:
         result = _every_other_element(result)

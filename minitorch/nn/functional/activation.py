@@ -15,6 +15,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ..._backends.dtypes import FLOAT32, is_bfloat16
 from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
@@ -166,6 +167,8 @@ class Activation(Elementwise):
 
     def compute(self, x, *params):
         self.params = params
+        if is_bfloat16(x.dtype):  # as PyTorch's kernels: computed in float32, rounded once
+            return type(self).kernel(self.xp, x.astype(FLOAT32), *params).astype(x.dtype)
         return type(self).kernel(self.xp, x, *params)
 
     def backward(self, grad):
@@ -189,10 +192,13 @@ class Gelu(Activation):
 
     def compute(self, x, approximate):
         self.params = (approximate,)
+        dtype = x.dtype
+        if is_bfloat16(dtype):  # as PyTorch's kernel: computed in float32, rounded once
+            x = x.astype(FLOAT32)
         if approximate == "tanh":
-            return _gelu_kernel(self.xp, x, approximate)
+            return _gelu_kernel(self.xp, x, approximate).astype(dtype, copy=False)
         self.cdf = _normal_cdf(self.xp, x)
-        return x * self.cdf
+        return (x * self.cdf).astype(dtype, copy=False)
 
     def backward(self, grad):
         (x,) = self.saved_tensors

@@ -12,6 +12,7 @@ import warnings
 
 from ...ops.arguments import user_stacklevel
 from ...ops.op import Op
+from ...ops.promotion import as_bfloat16_of
 from ...random import rand
 from ...tensor import Tensor
 from .activation import check_floating
@@ -33,8 +34,8 @@ class Dropout(Op):
             a = 1.0 / math.sqrt((_SELU_NEGATIVE_SATURATION**2 * p + 1) * (1 - p))
             self.multiplier = keep * a
             shift = (keep - 1) * (_SELU_NEGATIVE_SATURATION * a) + _SELU_NEGATIVE_SATURATION * a * p
-            return x * self.multiplier + shift
-        self.multiplier = keep * (1.0 / (1.0 - p))
+            return as_bfloat16_of(x * self.multiplier + shift, x)
+        self.multiplier = as_bfloat16_of(keep * (1.0 / (1.0 - p)), x)
         return x * self.multiplier
 
     def backward(self, grad):

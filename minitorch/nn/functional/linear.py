@@ -26,7 +26,8 @@ class Linear(Op):
         out = self.xp.matmul(x2, weight.T)
         if bias is not None:
             out += bias
-        return out.reshape(x.shape[:-1] + (weight.shape[0],))
+        # numpy's bfloat16 matmul gives float32: the bias is added before the one rounding, as in PyTorch
+        return out.reshape(x.shape[:-1] + (weight.shape[0],)).astype(x.dtype, copy=False)
 
     def backward(self, grad):
         x, weight = self.saved_tensors

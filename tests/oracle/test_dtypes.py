@@ -1,0 +1,118 @@
+"""Differential tests of the dtypes programs name: bfloat16 (values, result dtypes, gradients) and the complex
+dtypes (creation, promotion, arithmetic, views, autograd, torch.fft). Each case runs in PyTorch and in minitorch
+on the same data."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import minitorch  # noqa: E402
+
+RNG = np.random.default_rng(0)
+DATA = {
+    "x": RNG.standard_normal((4, 6)).astype(np.float32),
+    "y": RNG.standard_normal((4, 6)).astype(np.float32),
+    "w": RNG.standard_normal((5, 6)).astype(np.float32),
+    "b": RNG.standard_normal(5).astype(np.float32),
+    "p": RNG.uniform(0.05, 0.95, (4, 6)).astype(np.float32),
+}
+
+
+def _bf16_inputs(t):
+    return {k: t.tensor(v).to(t.bfloat16).requires_grad_() for k, v in DATA.items()}
+
+
+def _run(t, source, inputs):
+    env = dict(inputs, t=t, F=t.nn.functional)
+    out = eval(source, env)
+    grads = {}
+    if out.requires_grad:
+        out.float().sum().backward() if out.dim() else out.float().backward()
+        grads = {k: (v.grad.dtype, v.grad.float().numpy()) for k, v in inputs.items() if v.grad is not None}
+    return str(out.dtype).rsplit(".", 1)[-1], out.detach().float().numpy(), grads
+
+
+# (source, exact): exact cases are one PyTorch kernel whose bfloat16 rounding minitorch reproduces bit for bit;
+# the others (composite in minitorch or accumulated in another order) agree to a bfloat16 rounding or two.
+BF16_CASES = [
+    ("x + y", True), ("x - y", True), ("x * y", True), ("x / y", True), ("x + 1.3", True), ("x - 0.3", True),
+    ("0.3 - x", True), ("x * 0.3", True), ("x / 0.3", True), ("x * 3", True), ("x + t.ones(6, dtype=t.int64)", True),
+    ("x.exp()", True), ("x.tanh()", True), ("x.sigmoid()", True), ("x.abs().sqrt()", True), ("x.abs() ** 0.3", True),
+    ("-x", True), ("x.abs()", True), ("t.maximum(x, y)", True), ("x.clamp(-0.5, 0.5)", True), ("x.relu()", True),
+    ("x.sum()", True), ("x.sum(0)", True), ("x.sum(1)", True), ("x.mean()", True), ("x.mean(1)", True),
+    ("x.amax(1)", True), ("x.max()", True), ("x.cumsum(1)", False), ("x.prod(1)", False),
+    ("x @ y.T", True), ("F.linear(x, w, b)", True), ("t.matmul(x[0], w.T)", True),
+    ("F.gelu(x)", True), ("F.gelu(x, approximate='tanh')", True), ("F.silu(x)", True), ("F.leaky_relu(x, 0.1)", True),
+    ("F.elu(x)", True), ("F.softplus(x)", True), ("F.hardtanh(x)", True),
+    ("F.softmax(x, -1)", False), ("F.log_softmax(x, -1)", False), ("F.layer_norm(x, (6,))", False),
+    ("F.cross_entropy(x, t.tensor([0, 1, 2, 0]))", False), ("F.mse_loss(x, y)", False),
+    ("F.binary_cross_entropy(p, p.detach() * 0 + 0.5)", False), ("x.var()", False), ("x.std(1)", False),
+    ("x.norm()", False), ("t.where(x > 0, x, y)", True), ("x.masked_fill(x > 0, 0.5)", True),
+    ("t.cat([x, y]).sort(0).values", True), ("x.topk(2).values", True), ("x.float()", True), ("x.double()", True),
+    ("x.half()", True), ("x + x.half()", True), ("x + x.float()", True), ("(x > 0.3).float()", True),
+    ("x.to(t.int32)", True), ("x.to(t.float32).bfloat16()", True), ("t.lerp(x, y, 0.3)", False),
+]
+
+
+@pytest.mark.parametrize("source,exact", BF16_CASES, ids=[c[0] for c in BF16_CASES])
+def test_bfloat16_against_pytorch(source, exact):
+    expected = _run(torch, source, _bf16_inputs(torch))
+    actual = _run(minitorch, source, _bf16_inputs(minitorch))
+    assert actual[0] == expected[0], f"{source}: dtype {actual[0]} != {expected[0]}"
+    rtol, atol = (0, 0) if exact else (2**-6, 1e-2)
+    np.testing.assert_allclose(actual[1], expected[1], rtol=rtol, atol=atol, err_msg=source)
+    assert actual[2].keys() == expected[2].keys(), source
+    for name, (dtype, grad) in expected[2].items():
+        assert str(actual[2][name][0]) == str(dtype), f"{source}: grad of {name} is {actual[2][name][0]}"
+        np.testing.assert_allclose(actual[2][name][1], grad, rtol=2**-6, atol=1e-2, err_msg=f"{source}: d{name}")
+
+
+def test_bfloat16_rounding_matches_pytorch_on_many_values():
+    """Conversion to bfloat16 rounds to nearest even, as PyTorch's; and prints the same."""
+    values = np.concatenate([RNG.standard_normal(10_000) * 10.0 ** RNG.integers(-40, 38, 10_000),
+                             [0.0, -0.0, np.inf, -np.inf, np.nan, 3.3895e38, 1e-45]])
+    ours = minitorch.tensor(values).bfloat16()
+    theirs = torch.tensor(values).bfloat16()
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+    small = torch.tensor([1.0, 2.5, 3.14159, -0.001]).bfloat16()
+    assert repr(minitorch.tensor([1.0, 2.5, 3.14159, -0.001]).bfloat16()) == repr(small)
+
+
+@pytest.mark.parametrize("a", ["bfloat16", "float16", "float32", "float64", "int64", "int8", "uint8", "bool",
+                               "complex64", "complex128"])
+@pytest.mark.parametrize("b", ["bfloat16", "float16", "float32", "float64", "int64", "bool", "complex64",
+                               "complex128"])
+def test_promote_types_against_pytorch(a, b):
+    expected = torch.promote_types(getattr(torch, a), getattr(torch, b))
+    assert str(minitorch.promote_types(getattr(minitorch, a), getattr(minitorch, b))) == str(expected)
+
+
+@pytest.mark.parametrize("source", [
+    "t.ones(3, dtype=t.bfloat16) + t.tensor(2.5)", "t.ones(3, dtype=t.bfloat16) + t.tensor([2.5] * 3)",
+    "t.ones(3, dtype=t.bfloat16) + 1", "t.ones(3, dtype=t.bfloat16) + True", "t.ones(3, dtype=t.int64) * t.tensor(2.5, dtype=t.bfloat16)",
+    "t.ones(3, dtype=t.bfloat16) / t.ones(3, dtype=t.int64)", "t.tensor(2.5, dtype=t.bfloat16) + t.ones(3, dtype=t.float16)",
+    "t.ones(3) + 1j", "t.ones(3, dtype=t.float64) + 1j", "t.ones(3, dtype=t.bfloat16) + 1j",
+    "t.ones(3, dtype=t.int64) + 1j", "t.ones(3, dtype=t.complex64) + t.ones(3, dtype=t.float64)",
+    "t.ones(3, dtype=t.complex64) + t.tensor(1.0, dtype=t.float64)", "t.ones(3) + t.tensor(1j, dtype=t.complex128)",
+    "t.ones(3, dtype=t.complex128) * 2.5", "t.tensor([1 + 2j, 3])", "t.tensor(1j)", "t.tensor([1, 2.5j], dtype=t.complex128)",
+    "t.arange(3, dtype=t.bfloat16)", "t.zeros(2, dtype=t.complex64)", "t.full((2,), 1.5, dtype=t.bfloat16)",
+    "t.full((2,), 1 + 1j)", "t.ones(2, dtype=t.bfloat16).sum(dtype=t.float32)", "t.ones(2, dtype=t.bfloat16).mean()",
+])
+def test_result_dtypes_against_pytorch(source):
+    expected = eval(source, {"t": torch})
+    actual = eval(source, {"t": minitorch})
+    assert str(actual.dtype) == str(expected.dtype), source
+    np.testing.assert_allclose(np.asarray(actual.tolist()), np.asarray(expected.tolist()), rtol=1e-6)
+
+
+def test_bfloat16_dtype_properties_against_pytorch():
+    for name in ("bfloat16", "complex64", "complex128"):
+        ours, theirs = getattr(minitorch, name), getattr(torch, name)
+        assert (ours.is_floating_point, ours.is_complex, ours.itemsize) == (
+            theirs.is_floating_point, theirs.is_complex, theirs.itemsize)
+        assert repr(ours) == repr(theirs)
+        x, y = minitorch.ones(2, dtype=ours), torch.ones(2, dtype=theirs)
+        assert (x.is_floating_point(), x.is_complex(), x.element_size(), x.type()) == (
+            y.is_floating_point(), y.is_complex(), y.element_size(), y.type())
+    assert minitorch.cfloat is minitorch.complex64 and minitorch.cdouble is minitorch.complex128
