@@ -35,7 +35,8 @@ class Add(Elementwise):
         if alpha != 1 or type(alpha) is not int:
             _check_alpha("add", alpha, dtype)
             self.alpha = alpha
-            b = b * alpha
+            b = b * alpha  # bfloat16 * a float: float32 (numpy), rounded once below
+            return self.xp.add(a, b).astype(dtype, copy=False)
         return self.xp.add(a, b)
 
     def backward(self, grad):
@@ -55,7 +56,8 @@ class Sub(Elementwise):
         if alpha != 1 or type(alpha) is not int:
             _check_alpha("sub", alpha, dtype)
             self.alpha = alpha
-            b = b * alpha
+            b = b * alpha  # bfloat16 * a float: float32 (numpy), rounded once below
+            return self.xp.subtract(a, b).astype(dtype, copy=False)
         return self.xp.subtract(a, b)
 
     def backward(self, grad):

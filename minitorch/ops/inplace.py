@@ -35,7 +35,8 @@ from .views import (
 )
 
 _LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16",
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def _any_requires_grad(args) -> bool:
@@ -397,6 +398,8 @@ def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
         return False
     if not self._storage.dtype.is_floating_point:
         return False
+    if self._storage.dtype is _dtype.bfloat16 and (type(other) is float or alpha != 1):
+        return False  # the ufunc would read the number in float32; PyTorch's add_/sub_ read it in bfloat16
     if isinstance(other, Tensor):
         if other._storage.dtype is not self._storage.dtype or other._array.shape != self._array.shape:
             return False
