@@ -52,6 +52,7 @@ from .layout import layout, sparse_coo, strided
 from .ops.arithmetic import *
 from .ops.blas import *
 from .ops.comparison import *
+from .ops.complex import *
 
 # ops (each module installs its Tensor methods on import)
 from .ops.conversion import *
@@ -95,8 +96,8 @@ from .quantization import (  # noqa: E402
 from .sparse import sparse_coo_tensor  # noqa: E402
 
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
-_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.indexing,
-                               _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views, _creation,
-                               _random))
+_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.complex, _ops.conversion,
+                               _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views,
+                               _creation, _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out, _checked_namespace

@@ -484,8 +484,9 @@ class Tensor:
             )
         if requires_grad and self.is_inference() and not grad_mode.state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-        if requires_grad and not self._storage.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        dtype = self._storage.dtype
+        if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (PyTorch: complex too)
         self._requires_grad = bool(requires_grad)
         return self
 

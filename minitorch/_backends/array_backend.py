@@ -68,6 +68,10 @@ class ArrayBackend(Backend):
                 + ", ".join(d.name for d in self._to_array_dtype)
             ) from None
 
+    def reinterpret(self, buffer, array_dtype):
+        """A 1-D ``buffer``'s bytes seen as ``array_dtype`` (complex64 <-> float32 pairs): no copy."""
+        return buffer.view(array_dtype)
+
     def finfo(self, array_dtype):
         """The limits of a floating array dtype (``xp.finfo``; the numpy backend adds bfloat16)."""
         return self.xp.finfo(array_dtype)

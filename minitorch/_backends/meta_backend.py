@@ -384,6 +384,9 @@ class MetaBackend(ArrayBackend):
     def contiguous_buffer(self, array):
         return MetaArray((array.size,), array.dtype)
 
+    def reinterpret(self, buffer, array_dtype):
+        return MetaArray((buffer.size * buffer.itemsize // np.dtype(array_dtype).itemsize,), array_dtype)
+
     def buffer_of(self, array):
         if not isinstance(array, MetaArray):
             array = _from_stand_in(np.asarray(array))

@@ -14,7 +14,7 @@ import numbers
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
-from .promotion import Elementwise, array_kind, promote
+from .promotion import Elementwise, array_kind, conj_if_complex, promote
 
 _SCALAR_TYPES = (bool, int, float, complex)
 _OPERAND_TYPES = (Tensor, bool, int, float, complex)
@@ -68,7 +68,7 @@ class Sub(Elementwise):
 
 
 def _is_bool(x) -> bool:
-    return type(x) is bool or (not isinstance(x, (int, float)) and x.dtype.kind == "b")
+    return type(x) is bool or (not isinstance(x, (int, float, complex)) and x.dtype.kind == "b")
 
 
 def _check_sub_bool(a, b) -> None:
@@ -105,7 +105,8 @@ class Mul(Elementwise):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (grad * b if self.needs_grad(0) else None), (grad * a if self.needs_grad(1) else None)
+        return (grad * conj_if_complex(b) if self.needs_grad(0) else None), (
+            grad * conj_if_complex(a) if self.needs_grad(1) else None)
 
 
 class Div(Elementwise):
@@ -148,8 +149,10 @@ class Div(Elementwise):
         if self.rounding_mode is not None:
             return (_zeros(grad) if self.needs_grad(0) else None), (_zeros(grad) if self.needs_grad(1) else None)
         # -g * (a / b) / b rather than -g * a / (b * b): PyTorch's form, whose derivative at b = 0 is +-inf
-        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b
-        return (grad / b if self.needs_grad(0) else None), (-grad * (a / b) / b if self.needs_grad(1) else None)
+        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b; complex: conjugated
+        b_conj = conj_if_complex(b)
+        return (grad / b_conj if self.needs_grad(0) else None), (
+            -grad * conj_if_complex(a / b) / b_conj if self.needs_grad(1) else None)
 
 
 class FloorDivide(Div):
@@ -245,6 +248,8 @@ class Pow(Elementwise):
     def backward(self, grad):
         a, b, *out = self.saved_tensors  # out: [a ** b], or [] when b is a number
         out = out[0] if out else None
+        # complex: grad * conj(f'), and f' is a real-coefficient formula, so f' of the conjugates
+        a, b, out = conj_if_complex(a), conj_if_complex(b), conj_if_complex(out)
         grad_a = grad_b = None
         if self.needs_grad(0):
             if type(b) in _SCALAR_TYPES:
@@ -254,9 +259,9 @@ class Pow(Elementwise):
         if self.needs_grad(1):  # grad outside the where: a non-finite grad gives nan even where d/db is 0
             if type(a) in _SCALAR_TYPES:
                 log_a = math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
-                grad_b = grad * (where(b >= 0, 0.0, out * log_a) if a == 0 else out * log_a)
+                grad_b = grad * (where(b.real >= 0, 0.0, out * log_a) if a == 0 else out * log_a)
             else:
-                grad_b = grad * where((a == 0) & (b >= 0), 0.0, out * a.log())
+                grad_b = grad * where((a == 0) & (b.real >= 0), 0.0, out * a.log())  # (real: b itself)
         return grad_a, grad_b
 
 

@@ -20,6 +20,7 @@ from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..tensor import Tensor, from_array, wrap_dim
 from .comparison import where
 from .op import Op
+from .promotion import conj_if_complex
 
 # c10's TypeMeta names, which PyTorch prints in matmul dtype errors ("float != double")
 _TYPE_META = {
@@ -78,15 +79,16 @@ class Matmul(Op):
             grad = grad.unsqueeze(-2)
         grad_a = grad_b = None
         if _needs_grad(self, 0):
-            grad_a = grad @ b.mT
+            grad_a = grad @ conj_if_complex(b).mT  # b^H: complex gradients conjugate the other factor
             if a_vector:
                 grad_a = grad_a.squeeze(-2)
         if _needs_grad(self, 1):
             if self.ndims[1] <= 2 and a.dim() > 2:  # b (k, n) or (k,): one matmul over the folded batch, not a batch
                 rows = math.prod(a._array.shape[:-1])  # not -1: ambiguous when the inner or output dim is 0
+                a = conj_if_complex(a)
                 grad_b = a.reshape(rows, a._array.shape[-1]).mT @ grad.reshape(rows, grad._array.shape[-1])
             else:
-                grad_b = a.mT @ grad
+                grad_b = conj_if_complex(a).mT @ grad
             if b_vector:
                 grad_b = grad_b.squeeze(-1)
         return grad_a, grad_b
@@ -208,7 +210,9 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return Matmul.apply(input, tensor)
 
 
-vdot = dot  # the conjugate of a real vector is itself
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors."""
+    return dot(conj_if_complex(input), other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -638,7 +642,7 @@ for _fn in (matmul, mm, bmm, mv, dot, vdot, inner, outer, ger, addmm, addmv, add
             cross, det, logdet, slogdet, inverse, svd, cholesky, qr, matrix_power, pinverse):
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.ger = outer
-Tensor.vdot = dot
+Tensor.vdot = vdot
 Tensor.__matmul__ = _matmul_method
 Tensor.__rmatmul__ = _rmatmul
 

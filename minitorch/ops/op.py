@@ -131,12 +131,12 @@ class Op(Node):
             saved.append(SavedTensor(out, 0))
         self._n_outputs = len(outputs)
         if len(outputs) == 1:
-            if out_dtype.is_floating_point:
+            if out_dtype.is_floating_point or out_dtype.is_complex:
                 out._grad_fn = self
                 out._requires_grad = True
         else:
             for i, output in enumerate(outputs):
-                if output._storage.dtype.is_floating_point:
+                if output._storage.dtype.is_floating_point or output._storage.dtype.is_complex:
                     output._grad_fn = self
                     output._output_nr = i
                     output._requires_grad = True

@@ -18,7 +18,7 @@ from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
-from .promotion import Elementwise, array_kind, as_float, promote
+from .promotion import Elementwise, array_kind, as_float, conj_if_complex, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _SQRT_PI = math.sqrt(math.pi)
@@ -222,7 +222,27 @@ def _sign(xp, x):
     """sign(NaN) is 0 in PyTorch (numpy: NaN), so abs' gradient at NaN is 0 there too."""
     if x.dtype.kind == "b":
         return x.copy()
+    if x.dtype.kind == "c":
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
+        )
     return xp.nan_to_num(xp.sign(x)) if array_kind(x.dtype) == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
+
+
+def _sgn(xp, x):
+    """sign of real input; ``z / |z|`` (0 at 0) of complex input."""
+    if x.dtype.kind != "c":
+        return _sign(xp, x)
+    magnitude = xp.abs(x)
+    return xp.where(magnitude == 0, 0, x / xp.where(magnitude == 0, 1, magnitude)).astype(x.dtype, copy=False)
+
+
+def _sgn_derivative(g, x, y):
+    """Of complex input, PyTorch's sgn_backward: ``(g - sgn^2 conj(g)) / (2 |z|)``, 0 at 0; of real input 0."""
+    if not x.dtype.is_complex:
+        return _zeros(g)
+    magnitude = x.abs()
+    return where(magnitude == 0, 0.0, (g - y * y * g.conj()) / (2 * magnitude))
 
 
 def _frac(xp, x):
@@ -288,14 +308,14 @@ UNARY = {
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
-    "abs": (_abs, lambda g, x, y: g * x.sign(), "x"),
+    "abs": (_abs, lambda g, x, y: g * x.sgn(), "x"),  # sgn: z / |z| of complex z
     # PyTorch's threshold_backward(grad, result, 0): a NaN result passes the gradient, and under create_graph
     # the gradient depends on the result (with derivative 0), so it can be differentiated again
     "relu": (_relu, lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
     # PyTorch's sgn_backward(self, grad, result) reads input and result (zeros for a real input): writing into them
     # before backward raises
-    "sgn": (_sign, _no_grad, "xy"),
+    "sgn": (_sgn, _sgn_derivative, "xy"),
     "floor": (_rounding("floor"), _no_grad, ""),
     "ceil": (_rounding("ceil"), _no_grad, ""),
     "trunc": (_rounding("trunc"), _no_grad, ""),
@@ -316,7 +336,11 @@ class Unary(Elementwise):
     kernel = derivative = None
     keeps_dtype = False
 
+    complex_input = False
+
     def compute(self, x):
+        if x.dtype.kind == "c":
+            self.complex_input = True
         if not self.keeps_dtype and array_kind(x.dtype) not in "fc":
             x = as_float(self, x)
         if is_bfloat16(x.dtype):  # PyTorch computes bfloat16 in float32 and rounds once (sigmoid: 1 / (1 + exp(-x)))
@@ -327,6 +351,8 @@ class Unary(Elementwise):
         saved = self.saved_tensors
         x = saved[0] if self.save_inputs else None
         y = saved[-1] if self.save_output else None
+        if self.complex_input and type(self) not in _NOT_HOLOMORPHIC:  # grad * conj(f'(z)) = conj(conj(grad) f'(z))
+            return conj_if_complex(type(self).derivative(conj_if_complex(grad), x, y))
         return type(self).derivative(grad, x, y)
 
 
@@ -353,6 +379,7 @@ def _make(name: str):
 OPS = {}
 for _name in UNARY:
     OPS[_name], globals()[_name] = _make(_name)
+_NOT_HOLOMORPHIC = (OPS["abs"], OPS["sgn"])  # their derivatives are written for complex input as they stand
 _i1 = globals().pop("i1")
 
 

@@ -90,7 +90,7 @@ def promote(op, *operands, to_float: bool = False, float32_scalars: bool = False
             return operands + (target,)
     else:
         dtype = result_dtype(op.backend, *operands)
-        if to_float and not dtype.is_floating_point:
+        if to_float and not (dtype.is_floating_point or dtype.is_complex):
             dtype = _dtype.get_default_dtype()
         target = op.backend.array_dtype(dtype)
         if dtype is _dtype.bfloat16 and not float32_scalars:
@@ -106,6 +106,14 @@ def as_float(op, x):
     if array_kind(x.dtype) in "fc":
         return x
     return x.astype(op.backend.array_dtype(_dtype.get_default_dtype()))
+
+
+def conj_if_complex(x):
+    """``x``'s complex conjugate when it is complex (a Tensor, array or number), else ``x`` itself: PyTorch's
+    backward formulas conjugate the factors they multiply the gradient by (``grad * conj(b)`` for ``a * b``)."""
+    if type(x) is complex:
+        return x.conjugate()
+    return x.conj() if x is not None and type(x) not in _SCALAR_TYPES and x.dtype.kind == "c" else x
 
 
 def as_bfloat16_of(result, x):

@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
 from .op import Op
-from .promotion import array_kind, as_float, broadcast_dims
+from .promotion import array_kind, as_float, broadcast_dims, conj_if_complex
 from .shape import cat, stack
 
 _INF = float("inf")
@@ -140,7 +140,7 @@ class Prod(Op):
         return self.xp.prod(x, axis=dim, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        x, out = self.saved_tensors
+        x, out = map(conj_if_complex, self.saved_tensors)  # complex: grad * conj(d out / dx), of the conjugates
         dims = tuple(range(x.dim())) if self.dim is None else (self.dim,)
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
         if x.dim() == 0:
@@ -230,7 +230,7 @@ class Cumprod(Op):
         return self.xp.cumprod(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        x, out = self.saved_tensors
+        x, out = map(conj_if_complex, self.saved_tensors)  # complex: grad * conj(d out / dx), of the conjugates
         dim = self.dim
         if x.numel() <= 1 or x.shape[dim] == 1:
             return grad
