@@ -329,7 +329,12 @@ class Tensor:
         RuntimeError)."""
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if type(value) is complex:  # float()/int() of a complex tensor: only of a real value, as in PyTorch
+            if value.imag != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            return value.real
+        return value
 
     def __float__(self) -> float:
         if self.requires_grad:
@@ -355,7 +360,9 @@ class Tensor:
     def __complex__(self) -> complex:
         if self.requires_grad:
             warnings.warn(_SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=2)
-        return complex(self._python_scalar())
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
 
     __hash__ = object.__hash__
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
@@ -132,6 +133,7 @@ class Div(Elementwise):
                 f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
             )
         a, b, dtype = promote(self, a, b)
+        _check_not_complex("div_floor_cpu" if rounding_mode == "floor" else "div_trunc_cpu", dtype)
         if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
             quotient = xp.floor_divide(a, b)
@@ -163,6 +165,12 @@ class FloorDivide(Div):
         raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
+def _check_not_complex(kernel: str, dtype) -> None:
+    """Rounded division and remainders have no complex kernels in PyTorch."""
+    if dtype.kind == "c":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
+
+
 def _check_integer_divisor(op: Elementwise, b) -> None:
     """Integer division by zero raises in PyTorch (numpy would return 0 with a warning)."""
     if type(b) in _SCALAR_TYPES:
@@ -181,6 +189,7 @@ class Remainder(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
+        _check_not_complex("remainder_cpu", dtype)
         if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
         return self.xp.remainder(a, b)
@@ -199,6 +208,7 @@ class Fmod(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
+        _check_not_complex("fmod_cpu", dtype)
         if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
         return self.xp.fmod(a, b)

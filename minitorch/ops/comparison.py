@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 
+from .._dtype import scalar_type_name
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .op import Op
 from .promotion import Elementwise, array_kind, promote
 
 _SCALAR_TYPES = (bool, int, float)
-_OPERAND_TYPES = (Tensor, bool, int, float)
+_OPERAND_TYPES = (Tensor, bool, int, float, complex)
 _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
@@ -24,8 +25,14 @@ class Compare(Elementwise):
     ufunc = ""
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b)
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind == "c" and self.ufunc in _ORDERINGS:  # complex numbers have no order
+            kernel = _ORDERINGS[self.ufunc]
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{scalar_type_name(dtype)}'")
         return getattr(self.xp, self.ufunc)(a, b)
+
+
+_ORDERINGS = {"less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge"}
 
 
 class Logical(Elementwise):

@@ -213,6 +213,8 @@ def _rounding(name: str):
     ufunc = name
 
     def kernel(xp, x):
+        if x.dtype.kind == "c":
+            raise NotImplementedError(f"{ufunc} is not supported for complex inputs")
         return getattr(xp, ufunc)(x) if array_kind(x.dtype) == "f" else x.copy()
 
     return kernel
@@ -260,6 +262,8 @@ def _abs(xp, x):
 def _relu(xp, x):
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
+    if x.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return xp.maximum(x, 0)
 
 
@@ -389,6 +393,8 @@ class Round(Elementwise):
 
     def compute(self, x, decimals=0):
         xp = self.xp
+        if x.dtype.kind == "c":
+            raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
         if array_kind(x.dtype) != "f":
             return x.copy()
         if decimals == 0:
@@ -470,6 +476,8 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch na
     Gradient at the boundaries: see ``Clamp`` (the input's, 1 at x == min or x == max, as in PyTorch)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     return Clamp.apply(input, min, max)
 
 
@@ -492,7 +500,9 @@ class Maximum(Elementwise):
     ufunc = "maximum"
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b)
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind == "c":
+            raise RuntimeError(f"{self.ufunc} not implemented for complex tensors.")
         return getattr(self.xp, self.ufunc)(a, b)
 
     def backward(self, grad):

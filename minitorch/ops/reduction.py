@@ -450,6 +450,10 @@ def _elementwise(name: str, input: Tensor, other: Tensor) -> Tensor:
 def _max_or_min(name: str, largest: bool, input: Tensor, dim, keepdim: bool, other):
     if isinstance(dim, Tensor) or other is not None:
         return _elementwise("maximum" if largest else "minimum", input, dim if other is None else other)
+    if input.dtype.is_complex:  # complex numbers have no order
+        if dim is None:
+            raise NotImplementedError(f"\"{name}_all\" not implemented for '{_dtype.scalar_type_name(input.dtype)}'")
+        raise RuntimeError(f"{name}(): does not support complex input")
     result_type = return_types.max if largest else return_types.min
     if dim is None:
         if input.numel() == 0:
@@ -478,6 +482,9 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
 
 
 def _extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if input.dtype.is_complex:  # complex numbers have no order
+        kernel = "aminmax_cpu" if name == "aminmax" else f"{name[1:]}_values_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_type_name(input.dtype)}'")
     if input.numel() == 0 and (dim is None or (isinstance(dim, (tuple, list)) and not dim)):
         if name == "aminmax":
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
@@ -522,6 +529,8 @@ class ArgExtremum(Op):
 
 
 def _arg_extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")

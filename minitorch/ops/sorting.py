@@ -123,6 +123,8 @@ class Mode(SelectAlongDim):
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """``(values, indices)`` of ``input`` sorted along ``dim``; the gradient flows back through the indices."""
+    if input.dtype.is_complex:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     if input.dim() == 0:
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: sort(t, d, descending), input)
@@ -141,6 +143,8 @@ def msort(input: Tensor) -> Tensor:
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, sorted; ties keep input order."""
+    if input.dtype.is_complex:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     if input.dim() == 0:
         wrap_dim(dim, 0)
         # PyTorch gives a 0-dim tensor its one element for k = 0 as for k = 1
