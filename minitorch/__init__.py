@@ -3,7 +3,7 @@
 ``import minitorch as torch`` runs PyTorch-style code for everything minitorch implements.
 """
 
-from . import _dtype, ao, autograd, linalg, nn, optim, quantization, sparse, special, testing, utils, viz
+from . import _dtype, ao, autograd, fft, linalg, nn, optim, quantization, sparse, special, testing, utils, viz
 from ._device import device
 from ._dtype import (
     bfloat16,
