@@ -43,7 +43,7 @@ class Add(Elementwise):
     def backward(self, grad):
         alpha = self.alpha
         return (grad if self.needs_grad(0) else None), (
-            (grad if alpha == 1 else grad * alpha) if self.needs_grad(1) else None
+            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if self.needs_grad(1) else None
         )
 
 
@@ -64,7 +64,7 @@ class Sub(Elementwise):
     def backward(self, grad):
         alpha = self.alpha
         return (grad if self.needs_grad(0) else None), (
-            (-grad if alpha == 1 else grad * -alpha) if self.needs_grad(1) else None
+            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if self.needs_grad(1) else None
         )
 
 

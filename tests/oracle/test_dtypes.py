@@ -146,3 +146,140 @@ def test_bfloat16_dtype_properties_against_pytorch():
         assert (x.is_floating_point(), x.is_complex(), x.element_size(), x.type()) == (
             y.is_floating_point(), y.is_complex(), y.element_size(), y.type())
     assert minitorch.cfloat is minitorch.complex64 and minitorch.cdouble is minitorch.complex128
+
+
+# complex ---------------------------------------------------------------------------------------------
+
+CA = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])
+CB = np.array([0.5 - 1j, 2 + 1j, 1.5 + 0j])
+XR = np.array([0.3, -1.2, 2.0])
+M4 = RNG.standard_normal((4, 6))
+C4 = RNG.standard_normal((4, 6)) + 1j * RNG.standard_normal((4, 6))
+
+
+def _complex_run(t, source):
+    """Values and gradients of ``source`` in a, b (complex128), x (float64), m (4x6 float64), c (4x6 complex128); a
+    complex result is reduced by a real linear functional with complex weights, so every part of it is checked."""
+    leaves = {"a": t.tensor(CA, dtype=t.complex128), "b": t.tensor(CB, dtype=t.complex128),
+              "x": t.tensor(XR, dtype=t.float64), "m": t.tensor(M4, dtype=t.float64),
+              "c": t.tensor(C4, dtype=t.complex128)}
+    for leaf in leaves.values():
+        leaf.requires_grad_()
+    out = eval(source, dict(leaves, t=t, F=t.nn.functional))
+    n = out.numel()
+    weights = np.cos(np.arange(n)) + (1j * np.sin(np.arange(n)) if out.is_complex() else 0)
+    w = t.tensor(weights.reshape(tuple(out.shape)))
+    if out.requires_grad:
+        ((out * w).real.sum() if out.is_complex() else (out * w).sum()).backward()
+    grads = {k: np.asarray(v.grad.tolist()) for k, v in leaves.items() if v.grad is not None}
+    return str(out.dtype).rsplit(".", 1)[-1], np.asarray(out.detach().tolist()), grads
+
+
+COMPLEX_CASES = [
+    "a * b", "a / b", "a + b * 2", "a - b", "a * x", "x / a", "x * 1j", "a * (2 - 1j) + 1j", "1j / a", "1j - a", "-a",
+    "a.exp()", "a.log()", "a.sqrt()", "a.sin()", "a.cos()", "a.tanh()", "a.sigmoid()", "a.reciprocal()", "a.square()",
+    "a ** 2", "a ** b", "2 ** a", "a.abs()", "a.angle()", "x.angle()", "a.sgn()", "a.real * 3", "a.imag * 3",
+    "a.conj() * b", "a.conj_physical()", "t.view_as_real(a) ** 2", "t.view_as_complex(t.stack([x, x * 2], -1)) * b",
+    "t.complex(x, x * x) * b", "t.polar(x.abs(), x) * b", "a[:, None] @ b[None, :]", "c @ c.mT", "c.mH @ c",
+    "t.matmul(c, m.T.to(t.complex128))", "t.dot(a, b)", "t.vdot(a, b)", "(a * b).sum()", "(a * b).mean()", "c.sum(0)",
+    "c.mean(1)", "x.to(t.complex128) * b", "(a * b).real.to(t.float32)", "t.where(x > 0, a, b)", "t.cat([a, b]) * 2",
+    "a[:, None].expand(3, 2) * 1j", "a.cumsum(0)", "a.prod()", "c.prod(1)", "c.t() * 2", "c[:, ::2].contiguous()",
+    "c.reshape(6, 4).flip(0)", "(a * b).abs().sum()", "t.stack([a, b]).sum(0)", "c.adjoint()", "c.H",
+    "a.abs().pow(2).sum().sqrt()",
+    "t.fft.fft(a)", "t.fft.ifft(c, norm='ortho')", "t.fft.fft(x, n=5, norm='forward')", "t.fft.rfft(m)",
+    "t.fft.rfft(m, n=5, norm='ortho')", "t.fft.irfft(c)", "t.fft.irfft(c, n=7, norm='forward')", "t.fft.irfft(c, n=9)",
+    "t.fft.fft2(c)", "t.fft.ifft2(m, norm='forward')", "t.fft.fftn(c, s=(3, 8))", "t.fft.rfft2(m, norm='ortho')",
+    "t.fft.irfft2(c)", "t.fft.rfftn(m, s=(5, 4))", "t.fft.irfftn(c, s=(3, 5), norm='forward')", "t.fft.hfft(c)",
+    "t.fft.hfft(c, n=5, norm='ortho')", "t.fft.ihfft(m)", "t.fft.ifftn(c, dim=(0,))", "t.fft.fftshift(c)",
+    "t.fft.ifftshift(m, dim=1)", "t.fft.fftshift(t.fft.fft(m))", "t.fft.fftfreq(7, d=0.3)", "t.fft.rfftfreq(8)",
+    "t.fft.fft(m.float()).abs()", "t.fft.rfft(m[:, ::2])", "t.fft.irfft(t.fft.rfft(m), n=6)", "t.fft.fft(x.to(t.int64))",
+]
+
+
+@pytest.mark.parametrize("source", COMPLEX_CASES)
+def test_complex_against_pytorch(source):
+    expected = _complex_run(torch, source)
+    actual = _complex_run(minitorch, source)
+    assert actual[0] == expected[0], f"{source}: dtype {actual[0]} != {expected[0]}"
+    single = any(name in expected[0] or name in source for name in ("float32", "complex64", "float()"))
+    tolerance = 1e-5 if single else 1e-9
+    np.testing.assert_allclose(actual[1], expected[1], rtol=tolerance, atol=tolerance, err_msg=source)
+    assert actual[2].keys() == expected[2].keys(), source
+    for name, grad in expected[2].items():
+        np.testing.assert_allclose(actual[2][name], grad, rtol=tolerance, atol=tolerance, err_msg=f"{source}: d{name}")
+
+
+COMPLEX_ERRORS = [
+    "z.max()", "z.max(0)", "z.min()", "z.amax()", "z.amin(0)", "z.argmax()", "z.argmin(0)", "z.aminmax()", "z.sort()",
+    "z.argsort()", "z.topk(1)", "z.clamp(0, 1)", "t.minimum(z, z)", "z.max(z)", "z.ceil()", "z.trunc()", "z.floor()",
+    "z.round()", "z % 2", "t.fmod(z, 2)", "z // 2", "z.relu()", "float(t.tensor(1 + 1j))", "z.le(z)", "z >= 1", "z < z",
+    "z.sign()", "t.view_as_real(t.ones(3))", "t.view_as_complex(t.ones(3, 3))",
+    "t.view_as_complex(t.ones(3, 2, dtype=t.int64))", "t.view_as_complex(t.ones(2, 3).t())",
+    "t.view_as_complex(t.ones(5)[1:].view(2, 2))", "t.complex(t.ones(2), t.ones(2, dtype=t.float64))",
+    "t.complex(t.ones(2, dtype=t.int64), t.ones(2, dtype=t.int64))", "t.tensor([1.0]).imag", "z.sum().backward()",
+    "t.ones(2, dtype=t.int64).requires_grad_()", "t.fft.fft(t.ones(4, dtype=t.float16))",
+    "t.fft.rfft(t.ones(4, dtype=t.complex64))", "t.fft.fft(t.ones(4), norm='bad')", "t.fft.fft(t.ones(4), n=0)",
+    "t.fft.fft(t.ones(4), dim=3)", "t.fft.fft(t.ones(()))", "t.fft.fftn(t.ones(2, 3), dim=(0, 0))",
+    "t.fft.fft2(t.ones(3))", "t.ones(2, 2, 2).H", "t.ones(2).mH",
+]
+
+
+@pytest.mark.parametrize("source", COMPLEX_ERRORS)
+def test_complex_errors_against_pytorch(source):
+    def outcome(t):
+        try:
+            eval(source, {"t": t, "z": t.tensor([1 + 2j, 3 - 1j], requires_grad="backward" in source)})
+        except Exception as error:  # noqa: BLE001 - the exception type is what is compared
+            return type(error).__name__, str(error)
+        return None, None
+
+    expected, actual = outcome(torch), outcome(minitorch)
+    assert expected[0] is not None, source
+    assert actual[0] == expected[0], f"{source}: {actual} != {expected}"
+    assert actual[1].split(" (")[0].strip() in expected[1] or expected[1].split("\n")[0] in actual[1], (actual, expected)
+
+
+@pytest.mark.parametrize("source", [
+    "t.tensor([1 + 2j, 3 - 1j])", "t.tensor([1.5 + 2j, 3 - 1.25j])", "t.tensor([1 + 2j], dtype=t.complex128)",
+    "t.tensor(1 - 0j)", "t.tensor([1e-5 + 2j, 1e5 - 0.5j])", "t.tensor([[1 + 2j, float('nan') + 1j], [3j, -0.0 - 0.0j]])",
+    "t.tensor([1 + 2j, 3 - 1j], requires_grad=True) * 2", "t.zeros(0, dtype=t.complex64)",
+    "t.arange(12.).reshape(3, 4) * (1 + 1j)", "t.tensor([1 + 2j], requires_grad=True).real",
+])
+def test_complex_printing_against_pytorch(source):
+    assert repr(eval(source, {"t": minitorch})) == repr(eval(source, {"t": torch}))
+
+
+def test_complex_views_share_memory_as_in_pytorch():
+    for t in (torch, minitorch):
+        z = t.tensor([1 + 2j, 3 - 1j])
+        r = t.view_as_real(z)
+        r[0, 1] = 5.0
+        z.imag[1] = 7.0
+        z.real.mul_(2)
+        back = t.view_as_complex(r)
+        back[0] = 9 - 9j
+        assert z.tolist() == [9 - 9j, 6 + 7j]
+        assert r.data_ptr() == z.data_ptr()
+
+
+def test_complex_gradcheck_agrees_with_pytorch():
+    """minitorch's gradcheck of complex functions passes where PyTorch's does, and fails on a wrong derivative."""
+    def wrong_mul(t):
+        class Mul(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * b
+
+            @staticmethod
+            def backward(ctx, grad):
+                a, b = ctx.saved_tensors
+                return grad * b, grad * a  # the conjugates are missing
+        return Mul.apply
+
+    for t in (torch, minitorch):
+        a = t.tensor(CA, dtype=t.complex128, requires_grad=True)
+        b = t.tensor(CB, dtype=t.complex128, requires_grad=True)
+        assert t.autograd.gradcheck(lambda u, v: (u * v).exp() / v, (a, b))
+        assert t.autograd.gradcheck(lambda u: t.fft.rfft(u.abs(), n=4), (a,))
+        assert not t.autograd.gradcheck(wrong_mul(t), (a, b), raise_exception=False)
