@@ -97,6 +97,18 @@ def test_real_and_imag_are_views():
     assert noncontiguous[0].tolist() == [[1.0, 2.0], [4.0, 0.0]]
 
 
+def test_views_of_a_graph_tensor():
+    z = _z([1 + 2j, 3 - 1j], requires_grad=True)
+    y = z * 2
+    r = torch.view_as_real(y)
+    y.mul_(1j)  # the view's history is rebuilt from y's (through view_as_real)
+    assert r.tolist() == [[-4.0, 2.0], [2.0, 6.0]]
+    (r ** 2).sum().backward()
+    assert z.grad.tolist() == pytest.approx([8 + 16j, 24 - 8j])  # |2iz|^2 = 4|z|^2: gradient 8z
+    with pytest.raises(RuntimeError, match="does not record in-place writes through view_as_real"):
+        torch.view_as_real(z * 2).mul_(3)
+
+
 def test_view_as_complex_checks():
     with pytest.raises(RuntimeError, match="last dimension of size 2"):
         torch.view_as_complex(torch.ones(3, 3))
