@@ -68,6 +68,9 @@ def test_arithmetic_values():
     assert (a @ b).item() == pytest.approx(sum(u * v for u, v in zip(Z, W)))
     assert torch.vdot(a, b).item() == pytest.approx(sum(u.conjugate() * v for u, v in zip(Z, W)))
     assert a.sum().item() == pytest.approx(sum(Z)) and a.mean().item() == pytest.approx(sum(Z) / 3)
+    assert a.norm().item() == pytest.approx(sum(abs(u) ** 2 for u in Z) ** 0.5)
+    mean_z = sum(Z) / 3
+    assert a.var().item() == pytest.approx(sum(abs(u - mean_z) ** 2 for u in Z) / 2)
     m = torch.tensor([[1 + 1j, 2], [0, 1j]], dtype=torch.complex128)
     assert m.mH.tolist() == [[1 - 1j, 0], [2, -1j]] and m.adjoint().tolist() == m.mH.tolist()
 
@@ -142,7 +145,7 @@ def test_gradient_convention():
     ("sigmoid", torch.sigmoid, 1), ("reciprocal", torch.reciprocal, 1), ("abs", torch.abs, 1), ("angle", torch.angle, 1),
     ("sgn", torch.sgn, 1), ("real", lambda a: a.real, 1), ("imag", lambda a: a.imag, 1), ("conj", torch.conj, 1),
     ("view_as_real", torch.view_as_real, 1), ("sum", torch.sum, 1), ("mean", torch.mean, 1), ("prod", torch.prod, 1),
-    ("cumprod", lambda a: a.cumprod(0), 1), ("scalar", lambda a: a * (2 - 1j) + 1j, 1), ("rdiv", lambda a: 1j / a, 1),
+    ("cumprod", lambda a: a.cumprod(0), 1), ("norm", torch.norm, 1), ("var", torch.var, 1), ("std", torch.std, 1), ("scalar", lambda a: a * (2 - 1j) + 1j, 1), ("rdiv", lambda a: 1j / a, 1),
 ])
 def test_gradcheck(name, fn, n_inputs):
     inputs = (_z(requires_grad=True), _z(W, requires_grad=True))[:n_inputs]

@@ -21,7 +21,7 @@ class ToCopy(Op):
             self.backend, self.device = target, target.normalize(device)
         array_dtype = target.array_dtype(dtype) if dtype is not None else x.dtype
         if x.dtype.kind == "c" and array_dtype.kind != "c":
-            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
             x = x.real
         return x.astype(array_dtype, copy=target is source)
 

@@ -618,7 +618,7 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
         raise TypeError(f"{name}() received both 'unbiased' and 'correction'; pass only one of them")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         what = "std and var" if name in ("var", "std") else name
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
     dims = reduction_dims(dim, input.dim())
@@ -632,28 +632,37 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
     return dims, keepdim, correction, dim is None
 
 
+def _variance(input: Tensor, dims, correction, keepdim: bool, take_sqrt: bool, whole: bool) -> Tensor:
+    """Var of real input; of complex input the variances of the real and imaginary parts add (PyTorch's)."""
+    if not input.dtype.is_complex:
+        return Var.apply(input, dims, correction, keepdim, take_sqrt, whole)
+    total = Var.apply(input.real, dims, correction, keepdim, False, whole)
+    total = total + Var.apply(input.imag, dims, correction, keepdim, False, whole)
+    return total.sqrt() if take_sqrt else total
+
+
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0)."""
     dims, keepdim, correction, whole = _var_args("var", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, False, whole)
+    return _variance(input, dims, correction, keepdim, False, whole)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1)."""
     dims, keepdim, correction, whole = _var_args("std", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, True, whole)
+    return _variance(input, dims, correction, keepdim, True, whole)
 
 
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(var, mean)`` over ``dim``."""
     dims, keepdim, correction, whole = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, False, whole), mean(input, dims, keepdim)
+    return _variance(input, dims, correction, keepdim, False, whole), mean(input, dims, keepdim)
 
 
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(std, mean)`` over ``dim``."""
     dims, keepdim, correction, whole = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, True, whole), mean(input, dims, keepdim)
+    return _variance(input, dims, correction, keepdim, True, whole), mean(input, dims, keepdim)
 
 
 # norm, logsumexp ------------------------------------------------------------------------------------
@@ -715,6 +724,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     """Vector p-norm (``p`` a number, ``inf``, ``-inf`` or ``'fro'``) over ``dim`` (int, tuple or all)."""
     if dtype is not None:
         input = input.to(dtype)
+    if input.dtype.is_complex:  # the norm of the magnitudes (abs' gradient is the complex one, z / |z|)
+        return norm(input.abs(), p, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
