@@ -17,11 +17,13 @@ FLOAT32 = np.dtype(np.float32)
 
 def kind(array_dtype) -> str:
     """numpy's one-letter kind of an array dtype, with bfloat16 'f' (floating) like the others."""
-    return "f" if array_dtype == BFLOAT16 else array_dtype.kind
+    kind = array_dtype.kind
+    return "f" if kind == "V" and array_dtype == BFLOAT16 else kind
 
 
 def is_bfloat16(array_dtype) -> bool:
-    return array_dtype == BFLOAT16
+    """(Cheap for the other dtypes: numpy gives bfloat16, a user dtype, the kind 'V'.)"""
+    return array_dtype is BFLOAT16 or (array_dtype.kind == "V" and array_dtype == BFLOAT16)
 
 
 def finfo(array_dtype):

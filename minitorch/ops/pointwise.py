@@ -343,12 +343,14 @@ class Unary(Elementwise):
     complex_input = False
 
     def compute(self, x):
-        if x.dtype.kind == "c":
-            self.complex_input = True
-        if not self.keeps_dtype and array_kind(x.dtype) not in "fc":
-            x = as_float(self, x)
-        if is_bfloat16(x.dtype):  # PyTorch computes bfloat16 in float32 and rounds once (sigmoid: 1 / (1 + exp(-x)))
-            return type(self).kernel(self.xp, x.astype(FLOAT32)).astype(x.dtype)
+        kind = x.dtype.kind
+        if kind != "f":  # (float32/float64, the common case, skip all of this)
+            if kind == "c":
+                self.complex_input = True
+            elif is_bfloat16(x.dtype):  # PyTorch computes bfloat16 in float32, rounds once (sigmoid: 1 / (1 + exp(-x)))
+                return type(self).kernel(self.xp, x.astype(FLOAT32)).astype(x.dtype)
+            elif not self.keeps_dtype:
+                x = as_float(self, x)
         return type(self).kernel(self.xp, x)
 
     def backward(self, grad):

@@ -84,7 +84,7 @@ def promote(op, *operands, to_float: bool = False, float32_scalars: bool = False
     if common is not False and (scalar_kind == "b" or (scalar_kind == "i" and common.kind != "b")
                                 or (common.kind == "f" and scalar_kind != "c") or common.kind == "c"):
         target = common
-        if to_float and array_kind(target) not in "fc":
+        if to_float and target.kind not in "fc" and array_kind(target) != "f":  # (bfloat16: kind 'V')
             target = op.backend.array_dtype(_dtype.get_default_dtype())
         else:
             return operands + (target,)
