@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from .._backends.dtypes import is_bfloat16
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .arguments import type_name
@@ -237,6 +238,9 @@ class Pow(Elementwise):
         if type(b) in _SCALAR_TYPES:
             # PyTorch's pow.Tensor_Scalar saves only the input: modifying x ** 2.5 in place leaves backward valid
             self.exponent, self.save_output = b, False
+            if b in (3, -2) and type(b) is not complex and is_bfloat16(a.dtype):
+                # PyTorch's bfloat16 kernel multiplies in bfloat16 for these: (x * x) * x and 1 / (x * x)
+                return a * a * a if b == 3 else 1 / (a * a)
         a, b, dtype = promote(self, a, b)
         xp = self.xp
         if dtype.kind not in "iu":

@@ -13,6 +13,7 @@ import math
 import warnings
 
 from .. import _dtype, return_types
+from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
@@ -195,6 +196,8 @@ class Cumsum(Op):
 
     def forward(self, x, dim, dtype=None):
         self.dim = dim
+        if dtype is None and is_bfloat16(x.dtype):  # accumulated in float32, rounded once (PyTorch's)
+            return self.xp.cumsum(x, axis=dim, dtype=FLOAT32).astype(x.dtype)
         return self.xp.cumsum(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
@@ -208,6 +211,8 @@ class ReverseCumsum(Op):
     def forward(self, x, dim):
         self.dim = dim
         xp = self.xp
+        if is_bfloat16(x.dtype):  # accumulated in float32, as cumsum
+            return xp.flip(xp.cumsum(xp.flip(x, dim), axis=dim, dtype=FLOAT32), dim).astype(x.dtype)
         return xp.flip(xp.cumsum(xp.flip(x, dim), axis=dim), dim)
 
     def backward(self, grad):
@@ -227,6 +232,8 @@ class Cumprod(Op):
 
     def forward(self, x, dim, dtype=None):
         self.dim = dim
+        if dtype is None and is_bfloat16(x.dtype):  # accumulated in float32, rounded once (PyTorch's)
+            return self.xp.cumprod(x, axis=dim, dtype=FLOAT32).astype(x.dtype)
         return self.xp.cumprod(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):

@@ -23,7 +23,7 @@ from ...ops.arguments import user_stacklevel
 from ...ops.comparison import depends_on, where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
-from ...ops.promotion import Elementwise
+from ...ops.promotion import Elementwise, bfloat16_in_float32
 from ...tensor import Tensor, wrap_dim
 
 
@@ -438,6 +438,7 @@ class Softmax(Op):
 
     save_output = True
 
+    @bfloat16_in_float32
     def forward(self, x, dim):
         self.dim = dim
         if not x.flags.c_contiguous:  # PyTorch runs on input.contiguous(): the output is row-major
@@ -458,6 +459,7 @@ class LogSoftmax(Op):
 
     save_output = True
 
+    @bfloat16_in_float32
     def forward(self, x, dim):
         self.dim = dim
         if not x.flags.c_contiguous:  # as softmax: the output is row-major
