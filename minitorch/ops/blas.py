@@ -420,7 +420,8 @@ class Einsum(Op):
             available = set(output).union(*(s for s, _ in others))
             kept = "".join(c for c in target if c in available)
             terms = ",".join([output] + [s for s, _ in others])
-            g = Einsum.apply(grad, *[t for _, t in others], equation=f"{terms}->{kept}")
+            # (complex: grad times the conjugates of the other operands)
+            g = Einsum.apply(grad, *[conj_if_complex(t) for _, t in others], equation=f"{terms}->{kept}")
             if kept != target:  # subscripts summed in forward come back as broadcast dims
                 shape = operand._array.shape
                 g = g.reshape([shape[k] if c in available else 1 for k, c in enumerate(target)]).expand(shape)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...ops.op import Op
+from ...ops.promotion import conj_if_complex
 from ...tensor import Tensor
 from .activation import scalar_type_name
 
@@ -30,7 +31,7 @@ class Linear(Op):
         return out.reshape(x.shape[:-1] + (weight.shape[0],)).astype(x.dtype, copy=False)
 
     def backward(self, grad):
-        x, weight = self.saved_tensors
+        x, weight = map(conj_if_complex, self.saved_tensors)  # complex: grad times the conjugated other factor
         needs = self._input_meta
         grad_x = linear(grad, weight.t()) if needs[0] is not None else None
         grad_weight = None
