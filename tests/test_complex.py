@@ -8,7 +8,7 @@ import io
 import pytest
 
 import minitorch as torch
-from minitorch.autograd import gradcheck
+from minitorch.autograd import gradcheck, gradgradcheck
 
 Z = [1 + 2j, 3 - 1j, -0.5 + 0.25j]
 W = [0.5 - 1j, 2 + 1j, 1.5 + 0j]
@@ -162,6 +162,20 @@ def test_gradcheck_odd_shapes(shape_maker):
     assert gradcheck(lambda a: (a * a.conj() + a.exp()).sqrt(), (z,))
     assert gradcheck(lambda a: torch.view_as_real(a) * 2, (z,))
     assert gradcheck(lambda a: a.abs(), (z,))
+
+
+@pytest.mark.parametrize("fn", [lambda u, v: u * v, lambda u, v: (u * v).exp() / v, lambda u, v: (u @ v).abs(),
+                                lambda u, v: torch.fft.fft(u * u) + v.conj()])
+def test_gradgradcheck(fn):
+    assert gradgradcheck(fn, (_z(requires_grad=True), _z(W, requires_grad=True)))
+
+
+def test_make_tensor_complex():
+    z = torch.testing.make_tensor(2, 3, dtype=torch.complex64, device="cpu", low=-1, high=1, requires_grad=True,
+                                  noncontiguous=True)
+    assert z.dtype is torch.complex64 and z.shape == (2, 3) and z.requires_grad and not z.is_contiguous()
+    parts = torch.view_as_real(z.detach().contiguous())
+    assert bool((parts >= -1).all()) and bool((parts < 1).all())
 
 
 def test_real_to_complex_gradients():
