@@ -287,3 +287,50 @@ def test_complex_gradcheck_agrees_with_pytorch():
         assert t.autograd.gradcheck(lambda u, v: (u * v).exp() / v, (a, b))
         assert t.autograd.gradcheck(lambda u: t.fft.rfft(u.abs(), n=4), (a,))
         assert not t.autograd.gradcheck(wrong_mul(t), (a, b), raise_exception=False)
+
+
+@pytest.mark.parametrize("name, make", [
+    ("Adam", lambda t, p: t.optim.Adam(p, lr=0.1, weight_decay=0.01)),
+    ("AdamW", lambda t, p: t.optim.AdamW(p, lr=0.1, amsgrad=True)),
+    ("RMSprop", lambda t, p: t.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5)),
+    ("Adagrad", lambda t, p: t.optim.Adagrad(p, lr=0.1)),
+    ("SGD", lambda t, p: t.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True)),
+])
+def test_optimizers_on_complex_parameters_against_pytorch(name, make):
+    """PyTorch's optimizers update a complex parameter as its real and imaginary parts (view_as_real)."""
+    results = []
+    for t in (torch, minitorch):
+        w = t.nn.Parameter(t.tensor(CA, dtype=t.complex128))
+        optimizer = make(t, [w])
+        for _ in range(3):
+            optimizer.zero_grad()
+            weights = t.tensor([1.0, 2.0, 3.0], dtype=t.float64)
+            (w * w.conj() * weights + (w * (1 + 1j)).real).real.sum().backward()
+            optimizer.step()
+        results.append(np.asarray(w.detach().tolist()))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-10, atol=1e-12)
+
+
+def test_spectral_layer_training_against_pytorch():
+    """A Fourier-neural-operator layer (rfft2, a complex einsum written into a zero spectrum, irfft2) trained
+    with Adam on a complex weight: losses and weights follow PyTorch's."""
+    w0 = RNG.standard_normal((3, 4, 4, 3)) + 1j * RNG.standard_normal((3, 4, 4, 3))
+    x0 = RNG.standard_normal((2, 3, 8, 8))
+    results = []
+    for t in (torch, minitorch):
+        weight = t.nn.Parameter(t.tensor(w0 * 0.1, dtype=t.cfloat))
+        optimizer = t.optim.Adam([weight], lr=1e-2)
+        x = t.tensor(x0, dtype=t.float32)
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            spectrum = t.fft.rfft2(x)
+            out = t.zeros(2, 4, 8, 5, dtype=t.cfloat)
+            out[:, :, :4, :3] = t.einsum("bixy,ioxy->boxy", spectrum[:, :, :4, :3], weight)
+            loss = (t.fft.irfft2(out, s=(8, 8)) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        results.append((losses, np.asarray(weight.detach().tolist())))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-4, atol=1e-6)
