@@ -379,6 +379,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     ``start + i * step`` (so float steps behave as in PyTorch). int64 unless an argument is a float."""
     if end is None:
         start, end = 0, start
+    if dtype is not None and dtype.is_complex:  # PyTorch has no complex arange kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
     start, end, step = (_scalar(x) for x in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")

@@ -224,7 +224,7 @@ COMPLEX_ERRORS = [
     "t.ones(2, dtype=t.int64).requires_grad_()", "t.fft.fft(t.ones(4, dtype=t.float16))",
     "t.fft.rfft(t.ones(4, dtype=t.complex64))", "t.fft.fft(t.ones(4), norm='bad')", "t.fft.fft(t.ones(4), n=0)",
     "t.fft.fft(t.ones(4), dim=3)", "t.fft.fft(t.ones(()))", "t.fft.fftn(t.ones(2, 3), dim=(0, 0))",
-    "t.fft.fft2(t.ones(3))", "t.ones(2, 2, 2).H", "t.ones(2).mH",
+    "t.fft.fft2(t.ones(3))", "t.ones(2, 2, 2).H", "t.ones(2).mH", "t.arange(3, dtype=t.complex64)",
 ]
 
 
