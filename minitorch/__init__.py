@@ -12,6 +12,7 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     backends,
     cuda,
     distributions,
+    fft,
     futures,
     jit,
     linalg,
@@ -30,7 +31,12 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
 from ._constants import e, inf, nan, newaxis, pi
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
+    bfloat16,
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float,
@@ -85,6 +91,7 @@ from .memory_format import (
 from .ops.arithmetic import *
 from .ops.blas import *
 from .ops.comparison import *
+from .ops.complex import *
 
 # ops (their Tensor methods come from minitorch/_tensor_methods.py)
 from .ops.conversion import *
@@ -133,7 +140,8 @@ _install_tensor_methods()  # Tensor's methods and operators, from one table (min
 del _install_tensor_methods
 
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
-_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.histogram,
+_checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.complex, _ops.conversion,
+                               _ops.histogram,
                                _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views,
                                _creation, _random))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...

@@ -28,6 +28,7 @@ from .ops import (
     sorting,
     views,
 )
+from .ops import complex as complex_ops
 from .ops.arguments import PYTHON_LEVEL, numpy_aliases
 from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
@@ -40,7 +41,7 @@ from .sparse.tensor import SparseTensor
 from .tensor import Tensor
 
 # operators -----------------------------------------------------------------------------------------------
-_OPERAND_TYPES = (Tensor, bool, int, float)
+_OPERAND_TYPES = (Tensor, bool, int, float, complex)
 
 
 def _operand(other) -> bool:
@@ -191,7 +192,7 @@ METHODS: dict[str, object] = {
     "split_with_sizes": views.split_with_sizes, "chunk": views.chunk, "tensor_split": views.tensor_split,
     "unfold": views.unfold, "hsplit": views.hsplit, "vsplit": views.vsplit, "dsplit": views.dsplit,
     "ravel": views.ravel,
-    "T": property(views._T), "mT": property(views._mT), "H": property(views._T), "mH": property(views._mT),
+    "T": property(views._T), "mT": property(views._mT),
     # ops/shape.py
     "repeat": shape.repeat, "tile": shape.tile, "flip": shape.flip, "fliplr": shape.fliplr, "flipud": shape.flipud,
     "roll": shape.roll, "tril": shape.tril, "triu": shape.triu, "broadcast_to": shape.broadcast_to,
@@ -208,11 +209,18 @@ METHODS: dict[str, object] = {
     "take_along_dim": indexing.take_along_dim, "nonzero": indexing.nonzero, "argwhere": indexing.argwhere,
     "put": indexing.put,
     # ops/blas.py
-    "matmul": blas.matmul, "mm": blas.mm, "bmm": blas.bmm, "mv": blas.mv, "dot": blas.dot, "vdot": blas.dot,
+    "matmul": blas.matmul, "mm": blas.mm, "bmm": blas.bmm, "mv": blas.mv, "dot": blas.dot, "vdot": blas.vdot,
     "inner": blas.inner, "outer": blas.outer, "ger": blas.outer, "addmm": blas.addmm, "addmv": blas.addmv,
     "addr": blas.addr, "baddbmm": blas.baddbmm, "addbmm": blas.addbmm, "kron": blas.kron, "cross": blas.cross,
     "det": blas.det, "logdet": blas.logdet, "slogdet": blas.slogdet, "inverse": blas.inverse, "svd": blas.svd,
     "cholesky": blas.cholesky, "qr": blas.qr, "matrix_power": blas.matrix_power, "pinverse": blas.pinverse,
+    # ops/complex.py
+    "real": property(complex_ops.real), "imag": property(complex_ops.imag), "H": property(complex_ops._H),
+    "mH": property(complex_ops._mH), "view_as_real": complex_ops.view_as_real,
+    "view_as_complex": complex_ops.view_as_complex, "conj": complex_ops.conj,
+    "conj_physical": complex_ops.conj_physical, "resolve_conj": complex_ops.resolve_conj,
+    "resolve_neg": complex_ops.resolve_neg, "is_conj": complex_ops.is_conj, "is_neg": complex_ops.is_neg,
+    "angle": complex_ops.angle, "adjoint": complex_ops.adjoint, "conj_physical_": _in_place("conj_physical"),
     # ops/conversion.py
     "clone": conversion.clone, "contiguous": conversion.contiguous,
     # creation.py, random.py and sampling.py

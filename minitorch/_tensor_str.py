@@ -120,6 +120,19 @@ class _Formatter:
         return (self.max_width - len(text)) * " " + text
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: the real parts and the imaginary parts each get a _Formatter of their own."""
+
+    def __init__(self, values: list):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _values(array, summarize: bool):
     """Nested Python lists of the values to print; ``...`` marks the summarized middle of a dim."""
     if array.ndim == 0:
@@ -170,7 +183,10 @@ def _tensor_str(t, indent: int) -> str:
     nested = _values(array, summarize)
     floating = t.dtype.is_floating_point
     values = list(_flatten(nested)) if array.ndim else [nested]
-    fmt = _Formatter([float(v) for v in values] if floating else values, floating)
+    if t.dtype.is_complex:
+        fmt = _ComplexFormatter([complex(v) for v in values])
+    else:
+        fmt = _Formatter([float(v) for v in values] if floating else values, floating)
     return _nested_str(nested, indent, fmt, array.ndim)
 
 
@@ -213,7 +229,7 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype not in (default_dtype, _dtype.int64, _dtype.bool):
+        if t.dtype not in (default_dtype, _dtype.int64, _dtype.bool, _dtype.default_complex_dtype()):
             suffixes.append(f"dtype={t.dtype}")
         body = _tensor_str(t, indent)
     if tensor_contents is not None:

@@ -14,6 +14,7 @@ import warnings
 
 from . import _dtype
 from ._backends import backend_for
+from ._backends.dtypes import kind as array_kind
 from ._device import CPU, as_device
 from .memory_format import checked as checked_memory_format
 from .memory_format import contiguous_format, format_strides, preserve_format
@@ -193,7 +194,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if array.dtype.kind == "O":  # a None, a dict, an object among the numbers
             odd = next(x for x in array.flat if not isinstance(x, numbers.Number))
             raise RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
-        if array.dtype.kind not in "biuf":
+        if array_kind(array.dtype) not in "biufc":
             raise TypeError(f"tensor(): can't convert data of type {array.dtype} (expected numbers or bools)")
     else:
         array = backend.from_dlpack(data)
@@ -201,6 +202,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         target = backend.dtype_of(array) if backend.is_native_array(array) else cpu.dtype_of(array)
         if target is _dtype.float64 and not hasattr(data, "dtype"):
             target = _dtype.get_default_dtype()  # Python floats
+        elif target is _dtype.complex128 and not hasattr(data, "dtype"):
+            target = _dtype.default_complex_dtype()  # Python complex numbers
     if cpu.is_native_array(array) and backend is not cpu:
         array = backend.from_numpy(array)
     array = array.astype(backend.array_dtype(target), copy=True)
@@ -398,6 +401,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     ``start + i * step`` (so float steps behave as in PyTorch). int64 unless an argument is a float."""
     if end is None:
         start, end = 0, start
+    if dtype is not None and dtype.is_complex:  # PyTorch has no complex arange kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
     start, end, step = (_scalar(x) for x in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")

@@ -121,8 +121,8 @@ def _storage_bytes(storage):
     little = array.dtype.newbyteorder("<")
     if array.dtype != little:
         array = array.astype(little)
-    if array.flags.c_contiguous:
-        return memoryview(array).cast("B")
+    if array.flags.c_contiguous:  # (bytes first: a buffer cannot export bfloat16, a dtype numpy lacks)
+        return memoryview(array.reshape(-1).view("u1"))
     return array.tobytes()
 
 

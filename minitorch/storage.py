@@ -31,6 +31,28 @@ class Storage:
         return self.backend.data_ptr(self.data)
 
 
+class ReinterpretedStorage(Storage):
+    """A storage's memory seen as another dtype (``view_as_real`` sees complex64 as float32 pairs): the same bytes,
+    and the version counter of the storage it reinterprets, so writes through either are seen by autograd."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: Storage, data, dtype):  # (not Storage.__init__: it would reset the version)
+        self.source = source
+        self.data = data
+        self.backend = source.backend
+        self.device = source.device
+        self.dtype = dtype
+
+    @property
+    def version(self) -> int:
+        return self.source.version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.source.version = value
+
+
 class UntypedStorage:
     """``tensor.untyped_storage()``: the bytes of a Storage (what ``data_ptr``/``nbytes`` report)."""
 

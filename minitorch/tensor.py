@@ -207,7 +207,9 @@ class Tensor:
     is_sparse = False
     is_quantized = False
     is_mkldnn = False
-    is_complex = staticmethod(lambda: False)
+
+    def is_complex(self) -> bool:
+        return self._storage.dtype.is_complex
 
     @property
     def is_cuda(self) -> bool:
@@ -274,6 +276,15 @@ class Tensor:
     def half(self) -> Tensor:
         return self.to(dtype=_dtype.float16)
 
+    def bfloat16(self) -> Tensor:
+        return self.to(dtype=_dtype.bfloat16)
+
+    def cfloat(self) -> Tensor:
+        return self.to(dtype=_dtype.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.to(dtype=_dtype.complex128)
+
     def long(self) -> Tensor:
         return self.to(dtype=_dtype.int64)
 
@@ -336,7 +347,12 @@ class Tensor:
         RuntimeError)."""
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if type(value) is complex:  # float()/int() of a complex tensor: only of a real value, as in PyTorch
+            if value.imag != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            return value.real
+        return value
 
     def __float__(self) -> float:
         if self.requires_grad:
@@ -362,7 +378,9 @@ class Tensor:
     def __complex__(self) -> complex:
         if self.requires_grad:
             warnings.warn(_SCALAR_OF_GRAD_WARNING, UserWarning, stacklevel=2)
-        return complex(self._python_scalar())
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
 
     __hash__ = object.__hash__
 
@@ -491,8 +509,9 @@ class Tensor:
             )
         if requires_grad and self.is_inference() and not grad_mode.state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-        if requires_grad and not self._storage.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        dtype = self._storage.dtype
+        if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (PyTorch: complex too)
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -651,7 +670,8 @@ def from_array(array, backend, device, cls: type = None) -> Tensor:
 _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
     "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-    "bool": "BoolTensor", "bfloat16": "BFloat16Tensor",
+    "bool": "BoolTensor", "bfloat16": "BFloat16Tensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
 }
 
 

@@ -93,8 +93,9 @@ def test_from_numpy_errors():
         torch.from_numpy(np.arange(4)[::-1])
     with pytest.raises(TypeError, match="expected np.ndarray"):
         torch.from_numpy([1, 2])
-    with pytest.raises(TypeError, match="complex128"):
-        torch.from_numpy(np.zeros(2, dtype=np.complex128))
+    with pytest.raises(TypeError, match="complex256"):
+        torch.from_numpy(np.zeros(2, dtype=np.clongdouble))
+    assert torch.from_numpy(np.zeros(2, dtype=np.complex128)).dtype is torch.complex128
     readonly = np.zeros(2)
     readonly.flags.writeable = False
     with pytest.warns(UserWarning, match="not writable"):

@@ -25,11 +25,13 @@ class ArrayBackend(Backend):
     """A Backend over a numpy-compatible array module; subclasses set ``xp`` and the few
     functions that differ (strided views, pointers, scatter-add, host transfers)."""
 
-    def __init__(self, xp):
+    def __init__(self, xp, extra_dtypes=None):
+        """``extra_dtypes``: {minitorch dtype: array dtype} for dtypes numpy does not name (bfloat16)."""
         self.xp = xp
         self.ndarray = xp.ndarray
         self.quiet_fp_state = self._quiet_fp_state()
-        self._to_array_dtype = {d: xp.dtype(d.name) for d in _dtype.ALL_DTYPES}
+        self._to_array_dtype = {d: xp.dtype(d.name) for d in _dtype.ALL_DTYPES if d is not _dtype.bfloat16}
+        self._to_array_dtype.update(extra_dtypes or {})
         self._from_array_dtype = {v: k for k, v in self._to_array_dtype.items()}
         self._from_array_dtype.update({v.char: k for k, v in self._to_array_dtype.items()})
 
@@ -52,7 +54,10 @@ class ArrayBackend(Backend):
 
     # dtypes --------------------------------------------------------------------------------
     def array_dtype(self, dtype):
-        return self._to_array_dtype[dtype]
+        try:
+            return self._to_array_dtype[dtype]
+        except KeyError:
+            raise TypeError(f"{dtype} is not supported on the {self.device_type} device") from None
 
     def dtype_of(self, array):
         try:
@@ -60,8 +65,16 @@ class ArrayBackend(Backend):
         except KeyError:
             raise TypeError(
                 f"can't convert an array of type {array.dtype}; the supported types are: "
-                + ", ".join(d.name for d in _dtype.ALL_DTYPES)
+                + ", ".join(d.name for d in self._to_array_dtype)
             ) from None
+
+    def reinterpret(self, buffer, array_dtype):
+        """A 1-D ``buffer``'s bytes seen as ``array_dtype`` (complex64 <-> float32 pairs): no copy."""
+        return buffer.view(array_dtype)
+
+    def finfo(self, array_dtype):
+        """The limits of a floating array dtype (``xp.finfo``; the numpy backend adds bfloat16)."""
+        return self.xp.finfo(array_dtype)
 
     # storage -------------------------------------------------------------------------------
     def contiguous_buffer(self, array):

@@ -15,8 +15,10 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._device import device
 from .array_backend import ArrayBackend
+from .dtypes import BFLOAT16
 
 
 def _contiguous_strides(shape, itemsize):
@@ -368,7 +370,7 @@ class MetaBackend(ArrayBackend):
     device_type = "meta"
 
     def __init__(self):
-        super().__init__(np)
+        super().__init__(np, {_dtype.bfloat16: BFLOAT16})
         self.xp = _MetaModule()
         self.ndarray = MetaArray
         self._device = device("meta")
@@ -381,6 +383,9 @@ class MetaBackend(ArrayBackend):
 
     def contiguous_buffer(self, array):
         return MetaArray((array.size,), array.dtype)
+
+    def reinterpret(self, buffer, array_dtype):
+        return MetaArray((buffer.size * buffer.itemsize // np.dtype(array_dtype).itemsize,), array_dtype)
 
     def buffer_of(self, array):
         if not isinstance(array, MetaArray):

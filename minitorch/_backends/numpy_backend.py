@@ -7,8 +7,10 @@ import os
 
 import numpy as np
 
+from .. import _dtype
 from .._device import CPU
 from .array_backend import ArrayBackend
+from .dtypes import BFLOAT16, finfo
 from .torch_mt import TorchGenerator
 
 
@@ -16,7 +18,9 @@ class NumpyBackend(ArrayBackend):
     device_type = "cpu"
 
     def __init__(self):
-        super().__init__(np)
+        super().__init__(np, {_dtype.bfloat16: BFLOAT16})
+
+    finfo = staticmethod(finfo)
 
     def normalize(self, dev):
         return CPU
@@ -30,10 +34,12 @@ class NumpyBackend(ArrayBackend):
             return None
 
     def sum(self, array, axis=None, keepdims=False, dtype=None):
-        """``np.sum``, with float16/float32 added in float32 in a cascade (PyTorch's accuracy, see
+        """``np.sum``, with float16/bfloat16/float32 added in float32 in a cascade (PyTorch's accuracy, see
         ``_cascade_sum``); float64, integers and bools are numpy's own sum, bit for bit."""
         out = array.dtype if dtype is None else np.dtype(dtype)
-        if out.char not in "ef" or array.dtype.char not in "ef":
+        if out.char not in _HALF_OR_SINGLE or array.dtype.char not in _HALF_OR_SINGLE:
+            if array.dtype == BFLOAT16:  # bfloat16 to a wider dtype: numpy has no such loop, go through float32
+                array = array.astype(np.float32)
             return np.sum(array, axis=axis, keepdims=keepdims, dtype=dtype)
         total = _float32_sum(array, axis, keepdims)
         return total if out.char == "f" else total.astype(out)
@@ -41,7 +47,10 @@ class NumpyBackend(ArrayBackend):
     def mean(self, array, axis=None, keepdims=False, dtype=None):
         """``np.mean`` over the same float32 cascade as ``sum``."""
         out = array.dtype if dtype is None else np.dtype(dtype)
-        if out.char not in "ef" or array.dtype.char not in "ef" or array.size == 0:
+        if out.char not in _HALF_OR_SINGLE or array.dtype.char not in _HALF_OR_SINGLE or array.size == 0:
+            if array.dtype == BFLOAT16:
+                array = array.astype(np.float32)
+                return np.mean(array, axis=axis, keepdims=keepdims, dtype=dtype or np.float32).astype(out)
             return np.mean(array, axis=axis, keepdims=keepdims, dtype=dtype)
         total = _float32_sum(array, axis, keepdims)
         total = total / (array.size // total.size)
@@ -95,6 +104,7 @@ class NumpyBackend(ArrayBackend):
 
 
 _limiter = None
+_HALF_OR_SINGLE = "eEf"  # float16, bfloat16 (ml_dtypes' char), float32: summed in float32
 
 _SEQUENTIAL = 512  # terms numpy may add one after another (relative error below 5e-6 even for 512 x 0.1)
 _BLOCK = 128  # rows per partial sum when more would be added sequentially

@@ -185,6 +185,8 @@ def _call_on_arrays(node: Node, grads: list) -> list:
                         )
                     g = node.sum_to_shape(g, shape)
                 if node.backend.dtype_of(g) is not dtype:
+                    if g.dtype.kind == "c" and not dtype.is_complex:  # a real input's gradient: the real part
+                        g = g.real
                     g = g.astype(node.backend.array_dtype(dtype))
         result.append(g)
     return result
@@ -329,6 +331,8 @@ def validate_grads(node: Node, grad_inputs: tuple) -> tuple:
                 )
             g = g.sum_to_size(shape)
         if g.dtype is not dtype and not g.is_sparse:
+            if g.dtype.is_complex and not dtype.is_complex:  # a real input's gradient: the real part (PyTorch's rule)
+                g = g.real
             g = g.to(dtype)
         result[i] = g
     return tuple(result)

@@ -238,7 +238,7 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
     for i, out in enumerate(finished):
         if not isinstance(out, Tensor):
             continue
-        if any(out is t for t in non_diff) or not out.dtype.is_floating_point:
+        if any(out is t for t in non_diff) or not (out.dtype.is_floating_point or out.dtype.is_complex):
             if not any(out is d for d in dirty):
                 out._requires_grad = False
             continue

@@ -24,7 +24,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     name = "linalg.vector_norm"
     if dtype is not None:
         x = x.to(dtype)
-    if not x._storage.dtype.is_floating_point:
+    if not (x._storage.dtype.is_floating_point or x._storage.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{SCALAR_TYPE[x.dtype.name]}")
     if isinstance(ord, str) or isinstance(ord, bool):

@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 import numbers
 
+from .._backends.dtypes import is_bfloat16
+from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
-from .promotion import Elementwise, promote
+from .promotion import Elementwise, array_kind, conj_if_complex, promote
 
-_SCALAR_TYPES = (bool, int, float)
-_OPERAND_TYPES = (Tensor, bool, int, float)
+_SCALAR_TYPES = (bool, int, float, complex)
+_OPERAND_TYPES = (Tensor, bool, int, float, complex)
 
 
 def _zeros(grad: Tensor) -> Tensor:
@@ -35,13 +37,14 @@ class Add(Elementwise):
         if alpha != 1 or type(alpha) is not int:
             _check_alpha("add", alpha, dtype)
             self.alpha = alpha
-            b = b * alpha
+            b = b * alpha  # bfloat16 * a float: float32 (numpy), rounded once below
+            return self.xp.add(a, b).astype(dtype, copy=False)
         return self.xp.add(a, b)
 
     def backward(self, grad):
         alpha = self.alpha
         return (grad if self.needs_grad(0) else None), (
-            (grad if alpha == 1 else grad * alpha) if self.needs_grad(1) else None
+            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if self.needs_grad(1) else None
         )
 
 
@@ -55,18 +58,19 @@ class Sub(Elementwise):
         if alpha != 1 or type(alpha) is not int:
             _check_alpha("sub", alpha, dtype)
             self.alpha = alpha
-            b = b * alpha
+            b = b * alpha  # bfloat16 * a float: float32 (numpy), rounded once below
+            return self.xp.subtract(a, b).astype(dtype, copy=False)
         return self.xp.subtract(a, b)
 
     def backward(self, grad):
         alpha = self.alpha
         return (grad if self.needs_grad(0) else None), (
-            (-grad if alpha == 1 else grad * -alpha) if self.needs_grad(1) else None
+            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if self.needs_grad(1) else None
         )
 
 
 def _is_bool(x) -> bool:
-    return type(x) is bool or (not isinstance(x, (int, float)) and x.dtype.kind == "b")
+    return type(x) is bool or (not isinstance(x, (int, float, complex)) and x.dtype.kind == "b")
 
 
 def _check_sub_bool(a, b) -> None:
@@ -87,7 +91,7 @@ def _check_sub_bool(a, b) -> None:
 def _check_alpha(name: str, alpha, dtype) -> None:
     if type(alpha) is bool and dtype.kind != "b":
         raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
-    if dtype.kind != "f" and not isinstance(alpha, int):
+    if array_kind(dtype) not in "fc" and not isinstance(alpha, int):
         raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -97,12 +101,14 @@ class Mul(Elementwise):
     saved_when = {0: (1,), 1: (0,)}  # d(ab)/da needs b; d(ab)/db needs a
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b)
-        return self.xp.multiply(a, b)
+        a, b, dtype = promote(self, a, b, float32_scalars=True)
+        result = self.xp.multiply(a, b)
+        return result if result.dtype is dtype else result.astype(dtype, copy=False)  # bfloat16 * 0.3
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (grad * b if self.needs_grad(0) else None), (grad * a if self.needs_grad(1) else None)
+        return (grad * conj_if_complex(b) if self.needs_grad(0) else None), (
+            grad * conj_if_complex(a) if self.needs_grad(1) else None)
 
 
 class Div(Elementwise):
@@ -120,14 +126,16 @@ class Div(Elementwise):
         self.rounding_mode = rounding_mode
         xp = self.xp
         if rounding_mode is None:
-            a, b, _ = promote(self, a, b, to_float=True)
-            return xp.true_divide(a, b)
+            a, b, dtype = promote(self, a, b, to_float=True, float32_scalars=True)
+            result = xp.true_divide(a, b)
+            return result if result.dtype is dtype else result.astype(dtype, copy=False)  # bfloat16 / 0.3
         if rounding_mode not in ("floor", "trunc"):
             raise RuntimeError(
                 f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
             )
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":
+        _check_not_complex("div_floor_cpu" if rounding_mode == "floor" else "div_trunc_cpu", dtype)
+        if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
             quotient = xp.floor_divide(a, b)
             if rounding_mode == "floor" or dtype.kind == "u":
@@ -144,8 +152,10 @@ class Div(Elementwise):
         if self.rounding_mode is not None:
             return (_zeros(grad) if self.needs_grad(0) else None), (_zeros(grad) if self.needs_grad(1) else None)
         # -g * (a / b) / b rather than -g * a / (b * b): PyTorch's form, whose derivative at b = 0 is +-inf
-        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b
-        return (grad / b if self.needs_grad(0) else None), (-grad * (a / b) / b if self.needs_grad(1) else None)
+        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b; complex: conjugated
+        b_conj = conj_if_complex(b)
+        return (grad / b_conj if self.needs_grad(0) else None), (
+            -grad * conj_if_complex(a / b) / b_conj if self.needs_grad(1) else None)
 
 
 class FloorDivide(Div):
@@ -154,6 +164,12 @@ class FloorDivide(Div):
 
     def backward(self, grad):
         raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+def _check_not_complex(kernel: str, dtype) -> None:
+    """Rounded division and remainders have no complex kernels in PyTorch."""
+    if dtype.kind == "c":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
 
 
 def _check_integer_divisor(op: Elementwise, b) -> None:
@@ -174,7 +190,8 @@ class Remainder(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":
+        _check_not_complex("remainder_cpu", dtype)
+        if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
         return self.xp.remainder(a, b)
 
@@ -192,7 +209,8 @@ class Fmod(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":
+        _check_not_complex("fmod_cpu", dtype)
+        if array_kind(dtype) != "f":
             _check_integer_divisor(self, b)
         return self.xp.fmod(a, b)
 
@@ -220,6 +238,9 @@ class Pow(Elementwise):
         if type(b) in _SCALAR_TYPES:
             # PyTorch's pow.Tensor_Scalar saves only the input: modifying x ** 2.5 in place leaves backward valid
             self.exponent, self.save_output = b, False
+            if b in (3, -2) and type(b) is not complex and is_bfloat16(a.dtype):
+                # PyTorch's bfloat16 kernel multiplies in bfloat16 for these: (x * x) * x and 1 / (x * x)
+                return a * a * a if b == 3 else 1 / (a * a)
         a, b, dtype = promote(self, a, b)
         xp = self.xp
         if dtype.kind not in "iu":
@@ -241,6 +262,8 @@ class Pow(Elementwise):
     def backward(self, grad):
         a, b, *out = self.saved_tensors  # out: [a ** b], or [] when b is a number
         out = out[0] if out else None
+        # complex: grad * conj(f'), and f' is a real-coefficient formula, so f' of the conjugates
+        a, b, out = conj_if_complex(a), conj_if_complex(b), conj_if_complex(out)
         grad_a = grad_b = None
         if self.needs_grad(0):
             if type(b) in _SCALAR_TYPES:
@@ -250,9 +273,9 @@ class Pow(Elementwise):
         if self.needs_grad(1):  # grad outside the where: a non-finite grad gives nan even where d/db is 0
             if type(a) in _SCALAR_TYPES:
                 log_a = math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
-                grad_b = grad * (where(b >= 0, 0.0, out * log_a) if a == 0 else out * log_a)
+                grad_b = grad * (where(b.real >= 0, 0.0, out * log_a) if a == 0 else out * log_a)
             else:
-                grad_b = grad * where((a == 0) & (b >= 0), 0.0, out * a.log())
+                grad_b = grad * where((a == 0) & (b.real >= 0), 0.0, out * a.log())  # (real: b itself)
         return grad_a, grad_b
 
 

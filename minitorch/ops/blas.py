@@ -17,19 +17,23 @@ import string
 
 from .. import _dtype
 from .._autocast_state import autocast_op
+from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..tensor import Tensor, from_array, wrap_dim
 from .comparison import where
 from .op import Op
+from .promotion import conj_if_complex
 
 # c10's TypeMeta names, which PyTorch prints in matmul dtype errors ("float != double")
 _TYPE_META = {
     "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
     "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+    "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
 # c10's ScalarType names ("Float", "Long"), which most other messages print
 SCALAR_TYPE = {
     "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 
 
@@ -61,6 +65,8 @@ class Matmul(Op):
 
     def forward(self, a, b):
         self.ndims = (a.ndim, b.ndim)
+        if is_bfloat16(a.dtype):  # PyTorch accumulates bfloat16 products in float32 and rounds once
+            return self.xp.matmul(a.astype(FLOAT32), b.astype(FLOAT32)).astype(a.dtype)
         return self.xp.matmul(a, b)
 
     def backward(self, grad):
@@ -74,15 +80,16 @@ class Matmul(Op):
             grad = grad.unsqueeze(-2)
         grad_a = grad_b = None
         if _needs_grad(self, 0):
-            grad_a = grad @ b.mT
+            grad_a = grad @ conj_if_complex(b).mT  # b^H: complex gradients conjugate the other factor
             if a_vector:
                 grad_a = grad_a.squeeze(-2)
         if _needs_grad(self, 1):
             if self.ndims[1] <= 2 and a.dim() > 2:  # b (k, n) or (k,): one matmul over the folded batch, not a batch
                 rows = math.prod(a._array.shape[:-1])  # not -1: ambiguous when the inner or output dim is 0
+                a = conj_if_complex(a)
                 grad_b = a.reshape(rows, a._array.shape[-1]).mT @ grad.reshape(rows, grad._array.shape[-1])
             else:
-                grad_b = a.mT @ grad
+                grad_b = conj_if_complex(a).mT @ grad
             if b_vector:
                 grad_b = grad_b.squeeze(-1)
         return grad_a, grad_b
@@ -212,7 +219,9 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return Matmul.apply(input, tensor)
 
 
-vdot = dot  # the conjugate of a real vector is itself
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors."""
+    return dot(conj_if_complex(input), other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -403,6 +412,8 @@ class Einsum(Op):
     def forward(self, *arrays, equation):
         self.equation = equation
         self.save_inputs = tuple(range(len(arrays)))
+        if arrays and is_bfloat16(arrays[0].dtype):  # numpy's einsum has no bfloat16: float32, rounded once
+            return self.xp.einsum(equation, *(a.astype(FLOAT32) for a in arrays)).astype(arrays[0].dtype)
         out = self.xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
         if not isinstance(out, self.backend.ndarray) or any(self.xp.may_share_memory(out, a) for a in arrays):
             out = self.xp.array(out, copy=True)  # einsum may return a view of an operand ('ij->ji')
@@ -421,7 +432,8 @@ class Einsum(Op):
             available = set(output).union(*(s for s, _ in others))
             kept = "".join(c for c in target if c in available)
             terms = ",".join([output] + [s for s, _ in others])
-            g = Einsum.apply(grad, *[t for _, t in others], equation=f"{terms}->{kept}")
+            # (complex: grad times the conjugates of the other operands)
+            g = Einsum.apply(grad, *[conj_if_complex(t) for _, t in others], equation=f"{terms}->{kept}")
             if kept != target:  # subscripts summed in forward come back as broadcast dims
                 shape = operand._array.shape
                 g = g.reshape([shape[k] if c in available else 1 for k, c in enumerate(target)]).expand(shape)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 
+from .._dtype import scalar_type_name
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .op import Op
-from .promotion import Elementwise, promote
+from .promotion import Elementwise, array_kind, promote
 
 _SCALAR_TYPES = (bool, int, float)
-_OPERAND_TYPES = (Tensor, bool, int, float)
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+_OPERAND_TYPES = (Tensor, bool, int, float, complex)
+_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
 class Compare(Elementwise):
@@ -24,8 +25,14 @@ class Compare(Elementwise):
     ufunc = ""
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b)
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind == "c" and self.ufunc in _ORDERINGS:  # complex numbers have no order
+            kernel = _ORDERINGS[self.ufunc]
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{scalar_type_name(dtype)}'")
         return getattr(self.xp, self.ufunc)(a, b)
+
+
+_ORDERINGS = {"less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge"}
 
 
 class Logical(Elementwise):
@@ -100,13 +107,13 @@ class Bitwise(Elementwise):
             _check_integral(self.ufunc, a)
             return getattr(self.xp, self.ufunc)(a)
         a, b, dtype = promote(self, a, b)
-        if dtype.kind == "f":
-            _check_integral(self.ufunc, a if type(a) not in _SCALAR_TYPES and a.dtype.kind == "f" else b)
+        if array_kind(dtype) == "f":
+            _check_integral(self.ufunc, a if type(a) not in _SCALAR_TYPES and array_kind(a.dtype) == "f" else b)
         return getattr(self.xp, self.ufunc)(a, b)
 
 
 def _check_integral(ufunc: str, x) -> None:
-    kind = "float" if type(x) is float else x.dtype.kind
+    kind = "float" if type(x) is float else array_kind(x.dtype)
     if kind in ("f", "float"):
         name = "Float" if type(x) is float else _TYPE_NAMES.get(str(x.dtype), str(x.dtype))
         raise NotImplementedError(f'"{ufunc}_cpu" not implemented for \'{name}\'')
@@ -171,7 +178,7 @@ def _is_positive_zero(x) -> bool:
 
 def _is_floating_array(x) -> bool:
     """A floating array: ``where`` with a Python zero then keeps its dtype (the zero is a weak scalar)."""
-    return type(x) not in _SCALAR_TYPES and x.dtype.kind == "f"
+    return type(x) not in _SCALAR_TYPES and array_kind(x.dtype) == "f"
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
@@ -255,7 +262,7 @@ class IsClose(Elementwise):
             close = xp.logical_or(close, xp.logical_and(xp.isnan(a), xp.isnan(b)))
         if rtol == 0 and atol == 0:
             return close
-        if a.dtype.kind != "f":
+        if array_kind(a.dtype) not in "fc":
             a, b = a.astype(xp.float64), b.astype(xp.float64)
         allowed = atol + xp.abs(rtol * b)
         actual = xp.abs(a - b)

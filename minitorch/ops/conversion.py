@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .._backends import backend_for
 from .._device import device as Device
 from ..memory_format import checked, contiguous_format, format_strides, preserve_format
@@ -19,6 +21,9 @@ class ToCopy(Op):
             x = target.from_numpy(source.to_numpy(x))
             self.backend, self.device = target, target.normalize(device)
         array_dtype = target.array_dtype(dtype) if dtype is not None else x.dtype
+        if x.dtype.kind == "c" and array_dtype.kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
+            x = x.real
         return x.astype(array_dtype, copy=target is source)
 
     def backward(self, grad):

@@ -18,7 +18,7 @@ from .. import _dtype
 from .._dtype import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .op import Op
-from .promotion import promote
+from .promotion import array_kind, promote
 
 _INTEGER_INDEX = ("int64", "int32")  # what PyTorch's index kernels take (bool/uint8 are masks)
 
@@ -436,7 +436,7 @@ class ScatterReduce(Op):
         if not include_self:
             identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
             if identity is None:
-                info = xp.finfo(x.dtype) if x.dtype.kind == "f" else xp.iinfo(x.dtype)
+                info = self.backend.finfo(x.dtype) if array_kind(x.dtype) == "f" else xp.iinfo(x.dtype)
                 identity = info.min if reduce == "amax" else info.max
             out[where] = identity
         if reduce in ("sum", "mean"):
@@ -447,7 +447,7 @@ class ScatterReduce(Op):
             count = xp.zeros(x.shape, dtype=out.dtype) + (1 if include_self else 0)
             self.backend.index_add(count, where, xp.ones(index.shape, dtype=out.dtype))
             self.count = xp.maximum(count, 1)
-            out = out / self.count if out.dtype.kind == "f" else out // self.count
+            out = out / self.count if array_kind(out.dtype) == "f" else out // self.count
         return out
 
     def backward(self, grad):

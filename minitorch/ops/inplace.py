@@ -35,7 +35,8 @@ from .views import (
 )
 
 _LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16",
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def _any_requires_grad(args) -> bool:
@@ -186,6 +187,11 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
     check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad),
                   op_name not in _OVERLAP_ALLOWED)
     check_no_overlap(self, args, op_name)
+    if recording and base is not None and base._storage.dtype is not self._storage.dtype:
+        raise RuntimeError(
+            f"{op_name}: minitorch does not record in-place writes through view_as_real, view_as_complex, real or "
+            "imag of a tensor in an autograd graph; build the result out of place (e.g. torch.complex(re, im))"
+        )
     if not recording:
         with grad_mode.no_grad():
             result = fn(self, *args, **kwargs)
@@ -373,8 +379,14 @@ def refresh_view_grad_fn(view: Tensor) -> None:
     if not base._requires_grad:
         view._grad_fn = None
         return
+    source = base
+    if base._storage.dtype is not view._storage.dtype:  # a view of the complex base's memory as real pairs
+        if not base._storage.dtype.is_complex:
+            raise RuntimeError("minitorch cannot rebuild the history of a view_as_complex view whose base was written")
+        with grad_mode.enable_grad():
+            source = base.view_as_real()
     with grad_mode.enable_grad():
-        fresh = AsStrided.apply(base, view._array.shape, view.stride(), view._offset)
+        fresh = AsStrided.apply(source, view._array.shape, view.stride(), view._offset)
     view._grad_fn = fresh._grad_fn
     view._output_nr = 0
     view._requires_grad = True
@@ -397,6 +409,8 @@ def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
         return False
     if not self._storage.dtype.is_floating_point:
         return False
+    if self._storage.dtype is _dtype.bfloat16 and (type(other) is float or alpha != 1):
+        return False  # the ufunc would read the number in float32; PyTorch's add_/sub_ read it in bfloat16
     if isinstance(other, Tensor):
         if other._storage.dtype is not self._storage.dtype or other._array.shape != self._array.shape:
             return False

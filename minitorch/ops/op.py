@@ -13,6 +13,7 @@ are reduced by the engine, so a rule like ``grad * b`` never has to sum over bro
 
 from __future__ import annotations
 
+from .. import _dtype
 from ..autograd import anomaly, grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
 from ..tensor import Tensor, from_array, view_requires_grad
@@ -121,7 +122,8 @@ class Op(Node):
                 metas.append((shape, dtype))
                 same_shape = same_shape and shape == out_shape
         self._arrays = self.array_derivative and same_dtype
-        self._uniform = out._array.dtype if self._arrays and same_shape else None
+        # (not for bfloat16: numpy's bfloat16 times a Python float is float32, so the engine must cast the gradients)
+        self._uniform = out._array.dtype if self._arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
@@ -129,12 +131,12 @@ class Op(Node):
             saved.append(SavedTensor(out, 0))
         self._n_outputs = len(outputs)
         if len(outputs) == 1:
-            if out_dtype.is_floating_point:
+            if out_dtype.is_floating_point or out_dtype.is_complex:
                 out._grad_fn = self
                 out._requires_grad = True
         else:
             for i, output in enumerate(outputs):
-                if output._storage.dtype.is_floating_point:
+                if output._storage.dtype.is_floating_point or output._storage.dtype.is_complex:
                     output._grad_fn = self
                     output._output_nr = i
                     output._requires_grad = True

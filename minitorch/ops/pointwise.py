@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 
 from .._backends import special
+from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
-from .promotion import Elementwise, as_float, promote
+from .promotion import Elementwise, array_kind, as_float, conj_if_complex, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _SQRT_PI = math.sqrt(math.pi)
@@ -212,7 +213,9 @@ def _rounding(name: str):
     ufunc = name
 
     def kernel(xp, x):
-        return getattr(xp, ufunc)(x) if x.dtype.kind == "f" else x.copy()
+        if x.dtype.kind == "c":
+            raise NotImplementedError(f"{ufunc} is not supported for complex inputs")
+        return getattr(xp, ufunc)(x) if array_kind(x.dtype) == "f" else x.copy()
 
     return kernel
 
@@ -221,11 +224,31 @@ def _sign(xp, x):
     """sign(NaN) is 0 in PyTorch (numpy: NaN), so abs' gradient at NaN is 0 there too."""
     if x.dtype.kind == "b":
         return x.copy()
-    return xp.nan_to_num(xp.sign(x)) if x.dtype.kind == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
+    if x.dtype.kind == "c":
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
+        )
+    return xp.nan_to_num(xp.sign(x)) if array_kind(x.dtype) == "f" else xp.sign(x)  # (a 0-dim x gives a numpy scalar)
+
+
+def _sgn(xp, x):
+    """sign of real input; ``z / |z|`` (0 at 0) of complex input."""
+    if x.dtype.kind != "c":
+        return _sign(xp, x)
+    magnitude = xp.abs(x)
+    return xp.where(magnitude == 0, 0, x / xp.where(magnitude == 0, 1, magnitude)).astype(x.dtype, copy=False)
+
+
+def _sgn_derivative(g, x, y):
+    """Of complex input, PyTorch's sgn_backward: ``(g - sgn^2 conj(g)) / (2 |z|)``, 0 at 0; of real input 0."""
+    if not x.dtype.is_complex:
+        return _zeros(g)
+    magnitude = x.abs()
+    return where(magnitude == 0, 0.0, (g - y * y * g.conj()) / (2 * magnitude))
 
 
 def _frac(xp, x):
-    if x.dtype.kind != "f":
+    if array_kind(x.dtype) != "f":
         raise NotImplementedError(f"\"frac_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     return x - xp.trunc(x)
 
@@ -239,6 +262,8 @@ def _abs(xp, x):
 def _relu(xp, x):
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
+    if x.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return xp.maximum(x, 0)
 
 
@@ -287,14 +312,14 @@ UNARY = {
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
     "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
-    "abs": (_abs, lambda g, x, y: g * x.sign(), "x"),
+    "abs": (_abs, lambda g, x, y: g * x.sgn(), "x"),  # sgn: z / |z| of complex z
     # PyTorch's threshold_backward(grad, result, 0): a NaN result passes the gradient, and under create_graph
     # the gradient depends on the result (with derivative 0), so it can be differentiated again
     "relu": (_relu, lambda g, x, y: depends_on(where(y <= 0, 0.0, g), y), "y"),
     "sign": (_sign, _no_grad, ""),
     # PyTorch's sgn_backward(self, grad, result) reads input and result (zeros for a real input): writing into them
     # before backward raises
-    "sgn": (_sign, _no_grad, "xy"),
+    "sgn": (_sgn, _sgn_derivative, "xy"),
     "floor": (_rounding("floor"), _no_grad, ""),
     "ceil": (_rounding("ceil"), _no_grad, ""),
     "trunc": (_rounding("trunc"), _no_grad, ""),
@@ -315,15 +340,25 @@ class Unary(Elementwise):
     kernel = derivative = None
     keeps_dtype = False
 
+    complex_input = False
+
     def compute(self, x):
-        if not self.keeps_dtype and x.dtype.kind != "f":
-            x = as_float(self, x)
+        kind = x.dtype.kind
+        if kind != "f":  # (float32/float64, the common case, skip all of this)
+            if kind == "c":
+                self.complex_input = True
+            elif is_bfloat16(x.dtype):  # PyTorch computes bfloat16 in float32, rounds once (sigmoid: 1 / (1 + exp(-x)))
+                return type(self).kernel(self.xp, x.astype(FLOAT32)).astype(x.dtype)
+            elif not self.keeps_dtype:
+                x = as_float(self, x)
         return type(self).kernel(self.xp, x)
 
     def backward(self, grad):
         saved = self.saved_tensors
         x = saved[0] if self.save_inputs else None
         y = saved[-1] if self.save_output else None
+        if self.complex_input and type(self) not in _NOT_HOLOMORPHIC:  # grad * conj(f'(z)) = conj(conj(grad) f'(z))
+            return conj_if_complex(type(self).derivative(conj_if_complex(grad), x, y))
         return type(self).derivative(grad, x, y)
 
 
@@ -350,6 +385,7 @@ def _make(name: str):
 OPS = {}
 for _name in UNARY:
     OPS[_name], globals()[_name] = _make(_name)
+_NOT_HOLOMORPHIC = (OPS["abs"], OPS["sgn"])  # their derivatives are written for complex input as they stand
 _i1 = globals().pop("i1")
 
 
@@ -359,7 +395,9 @@ class Round(Elementwise):
 
     def compute(self, x, decimals=0):
         xp = self.xp
-        if x.dtype.kind != "f":
+        if x.dtype.kind == "c":
+            raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+        if array_kind(x.dtype) != "f":
             return x.copy()
         if decimals == 0:
             return xp.rint(x)
@@ -384,7 +422,7 @@ class NanToNum(Elementwise):
     save_inputs = (0,)
 
     def compute(self, x, nan=0.0, posinf=None, neginf=None):
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             return x.copy()
         return self.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -440,6 +478,8 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch na
     Gradient at the boundaries: see ``Clamp`` (the input's, 1 at x == min or x == max, as in PyTorch)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     return Clamp.apply(input, min, max)
 
 
@@ -462,7 +502,9 @@ class Maximum(Elementwise):
     ufunc = "maximum"
 
     def compute(self, a, b):
-        a, b, _ = promote(self, a, b)
+        a, b, dtype = promote(self, a, b)
+        if dtype.kind == "c":
+            raise RuntimeError(f"{self.ufunc} not implemented for complex tensors.")
         return getattr(self.xp, self.ufunc)(a, b)
 
     def backward(self, grad):
@@ -642,7 +684,7 @@ class Polygamma(Elementwise):
     save_inputs = (0,)
 
     def compute(self, x, n):
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             x = as_float(self, x)
         self.n = n
         if n == 0:
@@ -674,7 +716,7 @@ class Logit(Elementwise):
     save_inputs = (0,)
 
     def compute(self, x, eps=None):
-        if x.dtype.kind != "f":
+        if array_kind(x.dtype) != "f":
             x = as_float(self, x)
         self.eps = eps
         if eps is not None:
@@ -703,7 +745,7 @@ class Hypot(Elementwise):
 
     def compute(self, a, b):
         a, b, dtype = promote(self, a, b)
-        if dtype.kind != "f":  # PyTorch has no integer hypot kernel (and does not promote)
+        if array_kind(dtype) != "f":  # PyTorch has no integer hypot kernel (and does not promote)
             raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{_LEGACY[dtype.name]}'")
         return self.xp.hypot(a, b)
 

@@ -10,9 +10,11 @@ floating-point warnings (divide by zero, invalid value, overflow), which PyTorch
 from __future__ import annotations
 
 from .. import _dtype
+from .._backends.dtypes import FLOAT32, is_bfloat16
+from .._backends.dtypes import kind as array_kind
 from .op import Op
 
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_SCALARS)  # exact types: numpy scalars (np.float64 subclasses float) are 0-dim arrays
 
 
@@ -45,9 +47,11 @@ def result_dtype(backend, *operands) -> _dtype.dtype:
     )
 
 
-def promote(op, *operands, to_float: bool = False):
+def promote(op, *operands, to_float: bool = False, float32_scalars: bool = False):
     """``(operands cast to the common dtype..., that array dtype)``; ``to_float`` makes integer results
-    floating (true division, atan2, ... on integer tensors).
+    floating (true division, atan2, ... on integer tensors). A Python number with a bfloat16 result becomes
+    bfloat16, unless ``float32_scalars`` (PyTorch's mul and div read it in float32: the kernel's result is then
+    float32, to be rounded by the op).
 
     Fast path: all arrays share one dtype and no scalar is of a higher category (bool < int < float);
     the common case ``float32 * float32`` or ``float32 * 2.0`` then costs a few attribute reads."""
@@ -62,7 +66,9 @@ def promote(op, *operands, to_float: bool = False):
         for x in operands:
             kind = type(x)
             if kind in _SCALAR_TYPES:
-                if kind is float:
+                if kind is complex:
+                    scalar_kind = "c"
+                elif kind is float and scalar_kind != "c":
                     scalar_kind = "f"
                 elif kind is int and scalar_kind == "b":
                     scalar_kind = "i"
@@ -76,26 +82,60 @@ def promote(op, *operands, to_float: bool = False):
     if common is None:
         raise TypeError(f"{op.name()}: expected at least one tensor operand")
     if common is not False and (scalar_kind == "b" or (scalar_kind == "i" and common.kind != "b")
-                                or common.kind == "f"):
+                                or (common.kind == "f" and scalar_kind != "c") or common.kind == "c"):
         target = common
-        if to_float and target.kind != "f":
+        if to_float and target.kind not in "fc" and array_kind(target) != "f":  # (bfloat16: kind 'V')
             target = op.backend.array_dtype(_dtype.get_default_dtype())
         else:
             return operands + (target,)
     else:
         dtype = result_dtype(op.backend, *operands)
-        if to_float and not dtype.is_floating_point:
+        if to_float and not (dtype.is_floating_point or dtype.is_complex):
             dtype = _dtype.get_default_dtype()
         target = op.backend.array_dtype(dtype)
+        if dtype is _dtype.bfloat16 and not float32_scalars:
+            # numpy makes bfloat16 + 1.5 float32: the number becomes bfloat16, as PyTorch's TensorIterator casts it
+            # to the common dtype (its mul and div read it in float32, see ops/arithmetic.py)
+            operands = tuple(op.xp.asarray(x, dtype=target) if type(x) in _SCALAR_TYPES else x for x in operands)
     cast = tuple(x if type(x) in _SCALAR_TYPES or x.dtype == target else x.astype(target) for x in operands)
     return cast + (target,)
 
 
 def as_float(op, x):
     """Integer and bool arrays become the default float dtype (unary float ops such as exp)."""
-    if x.dtype.kind == "f":
+    if array_kind(x.dtype) in "fc":
         return x
     return x.astype(op.backend.array_dtype(_dtype.get_default_dtype()))
+
+
+def conj_if_complex(x):
+    """``x``'s complex conjugate when it is complex (a Tensor, array or number), else ``x`` itself: PyTorch's
+    backward formulas conjugate the factors they multiply the gradient by (``grad * conj(b)`` for ``a * b``)."""
+    if type(x) is complex:
+        return x.conjugate()
+    return x.conj() if x is not None and type(x) not in _SCALAR_TYPES and x.dtype.kind == "c" else x
+
+
+def bfloat16_in_float32(forward):
+    """Decorate an op's ``forward(self, x, ...)``: a bfloat16 ``x`` is computed in float32 and the result rounded
+    to bfloat16 once, as PyTorch's CPU kernels compute bfloat16 (softmax, layer_norm, cumsum: rounding each numpy
+    step instead costs up to 10% relative error). Other dtypes go straight through."""
+
+    def wrapped(self, x, *args, **kwargs):
+        if x.dtype.kind != "V" or not is_bfloat16(x.dtype):
+            return forward(self, x, *args, **kwargs)
+        return forward(self, x.astype(FLOAT32), *args, **kwargs).astype(x.dtype)
+
+    wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ = forward.__name__, forward.__doc__, forward
+    return wrapped
+
+
+def as_bfloat16_of(result, x):
+    """A kernel's ``result`` rounded to bfloat16 when its input ``x`` is bfloat16: numpy computes bfloat16 with
+    a Python float in float32 (ml_dtypes' promotion), where PyTorch's kernel rounds its float32 result."""
+    if is_bfloat16(x.dtype) and result.dtype != x.dtype:
+        return result.astype(x.dtype)
+    return result
 
 
 def broadcast_shapes(*shapes) -> tuple:

@@ -13,11 +13,12 @@ import math
 import warnings
 
 from .. import _dtype, return_types
+from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..autograd import grad_mode
 from ..tensor import Tensor, wrap_dim
 from .arguments import user_stacklevel
 from .op import Op
-from .promotion import as_float, broadcast_dims
+from .promotion import array_kind, as_float, broadcast_dims, conj_if_complex
 from .shape import cat, stack
 
 _INF = float("inf")
@@ -93,7 +94,7 @@ class Mean(Op):
     row_major_output = True
 
     def forward(self, x, dims, keepdim, dtype=None):
-        if dtype is None and x.dtype.kind not in "fc":
+        if dtype is None and array_kind(x.dtype) not in "fc":
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                 f"dtype. Got: {self.backend.dtype_of(x).name.capitalize()}"
@@ -140,7 +141,7 @@ class Prod(Op):
         return self.xp.prod(x, axis=dim, keepdims=keepdim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        x, out = self.saved_tensors
+        x, out = map(conj_if_complex, self.saved_tensors)  # complex: grad * conj(d out / dx), of the conjugates
         dims = tuple(range(x.dim())) if self.dim is None else (self.dim,)
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
         if x.dim() == 0:
@@ -195,6 +196,8 @@ class Cumsum(Op):
 
     def forward(self, x, dim, dtype=None):
         self.dim = dim
+        if dtype is None and is_bfloat16(x.dtype):  # accumulated in float32, rounded once (PyTorch's)
+            return self.xp.cumsum(x, axis=dim, dtype=FLOAT32).astype(x.dtype)
         return self.xp.cumsum(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
@@ -208,6 +211,8 @@ class ReverseCumsum(Op):
     def forward(self, x, dim):
         self.dim = dim
         xp = self.xp
+        if is_bfloat16(x.dtype):  # accumulated in float32, as cumsum
+            return xp.flip(xp.cumsum(xp.flip(x, dim), axis=dim, dtype=FLOAT32), dim).astype(x.dtype)
         return xp.flip(xp.cumsum(xp.flip(x, dim), axis=dim), dim)
 
     def backward(self, grad):
@@ -227,10 +232,12 @@ class Cumprod(Op):
 
     def forward(self, x, dim, dtype=None):
         self.dim = dim
+        if dtype is None and is_bfloat16(x.dtype):  # accumulated in float32, rounded once (PyTorch's)
+            return self.xp.cumprod(x, axis=dim, dtype=FLOAT32).astype(x.dtype)
         return self.xp.cumprod(x, axis=dim, dtype=accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        x, out = self.saved_tensors
+        x, out = map(conj_if_complex, self.saved_tensors)  # complex: grad * conj(d out / dx), of the conjugates
         dim = self.dim
         if x.numel() <= 1 or x.shape[dim] == 1:
             return grad
@@ -305,7 +312,7 @@ class CumExtremum(Op):
         values = (xp.maximum if largest else xp.minimum).accumulate(x, axis=dim)
         positions = xp.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
         moves = values == x
-        if x.dtype.kind == "f":
+        if array_kind(x.dtype) == "f":
             moves = xp.logical_or(moves, xp.isnan(x))
         index = xp.maximum.accumulate(xp.where(moves, positions, 0), axis=dim).astype(_int64(self))
         return values, index
@@ -450,6 +457,10 @@ def _elementwise(name: str, input: Tensor, other: Tensor) -> Tensor:
 def _max_or_min(name: str, largest: bool, input: Tensor, dim, keepdim: bool, other):
     if isinstance(dim, Tensor) or other is not None:
         return _elementwise("maximum" if largest else "minimum", input, dim if other is None else other)
+    if input.dtype.is_complex:  # complex numbers have no order
+        if dim is None:
+            raise NotImplementedError(f"\"{name}_all\" not implemented for '{_dtype.scalar_type_name(input.dtype)}'")
+        raise RuntimeError(f"{name}(): does not support complex input")
     result_type = return_types.max if largest else return_types.min
     if dim is None:
         if input.numel() == 0:
@@ -478,6 +489,9 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):  # noqa:
 
 
 def _extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if input.dtype.is_complex:  # complex numbers have no order
+        kernel = "aminmax_cpu" if name == "aminmax" else f"{name[1:]}_values_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_type_name(input.dtype)}'")
     if input.numel() == 0 and (dim is None or (isinstance(dim, (tuple, list)) and not dim)):
         if name == "aminmax":
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
@@ -522,6 +536,8 @@ class ArgExtremum(Op):
 
 
 def _arg_extremum(name: str, largest: bool, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -609,7 +625,7 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
         raise TypeError(f"{name}() received both 'unbiased' and 'correction'; pass only one of them")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         what = "std and var" if name in ("var", "std") else name
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
     dims = reduction_dims(dim, input.dim())
@@ -623,28 +639,37 @@ def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):
     return dims, keepdim, correction, dim is None
 
 
+def _variance(input: Tensor, dims, correction, keepdim: bool, take_sqrt: bool, whole: bool) -> Tensor:
+    """Var of real input; of complex input the variances of the real and imaginary parts add (PyTorch's)."""
+    if not input.dtype.is_complex:
+        return Var.apply(input, dims, correction, keepdim, take_sqrt, whole)
+    total = Var.apply(input.real, dims, correction, keepdim, False, whole)
+    total = total + Var.apply(input.imag, dims, correction, keepdim, False, whole)
+    return total.sqrt() if take_sqrt else total
+
+
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0)."""
     dims, keepdim, correction, whole = _var_args("var", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, False, whole)
+    return _variance(input, dims, correction, keepdim, False, whole)
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1)."""
     dims, keepdim, correction, whole = _var_args("std", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, True, whole)
+    return _variance(input, dims, correction, keepdim, True, whole)
 
 
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(var, mean)`` over ``dim``."""
     dims, keepdim, correction, whole = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, False, whole), mean(input, dims, keepdim)
+    return _variance(input, dims, correction, keepdim, False, whole), mean(input, dims, keepdim)
 
 
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """``(std, mean)`` over ``dim``."""
     dims, keepdim, correction, whole = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
-    return Var.apply(input, dims, correction, keepdim, True, whole), mean(input, dims, keepdim)
+    return _variance(input, dims, correction, keepdim, True, whole), mean(input, dims, keepdim)
 
 
 # norm, logsumexp ------------------------------------------------------------------------------------
@@ -706,6 +731,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     """Vector p-norm (``p`` a number, ``inf``, ``-inf`` or ``'fro'``) over ``dim`` (int, tuple or all)."""
     if dtype is not None:
         input = input.to(dtype)
+    if input.dtype.is_complex:  # the norm of the magnitudes (abs' gradient is the complex one, z / |z|)
+        return norm(input.abs(), p, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import _dtype, return_types
 from ..tensor import Tensor, wrap_dim
 from .op import Op
+from .promotion import array_kind
 from .reduction import SelectAlongDim, SplitAmongTies, _check_nonempty, _on_0d
 
 
@@ -74,7 +75,7 @@ class MedianAlongDim(SelectAlongDim):
         xp = self.xp
         n = x.shape[dim]
         order = argsort_array(xp, x, dim, False).astype(self.backend.array_dtype(_dtype.int64))
-        if x.dtype.kind == "f":
+        if array_kind(x.dtype) == "f":
             nans = xp.sum(xp.isnan(x), axis=dim, keepdims=True)
             position = xp.where(nans > 0, n - nans, (n - 1) // 2)
         else:
@@ -91,7 +92,7 @@ class Median(SplitAmongTies):
         flat = xp.sort(x.reshape(-1))
         if flat.size == 0:
             return xp.full((), float("nan"), dtype=x.dtype)
-        if x.dtype.kind == "f" and xp.isnan(flat[-1]):
+        if array_kind(x.dtype) == "f" and xp.isnan(flat[-1]):
             return flat[-1:].reshape(())
         return flat[(flat.size - 1) // 2 : (flat.size + 1) // 2].reshape(())
 
@@ -122,6 +123,8 @@ class Mode(SelectAlongDim):
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """``(values, indices)`` of ``input`` sorted along ``dim``; the gradient flows back through the indices."""
+    if input.dtype.is_complex:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     if input.dim() == 0:
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: sort(t, d, descending), input)
@@ -140,6 +143,8 @@ def msort(input: Tensor) -> Tensor:
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, sorted; ties keep input order."""
+    if input.dtype.is_complex:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     if input.dim() == 0:
         wrap_dim(dim, 0)
         # PyTorch gives a 0-dim tensor its one element for k = 0 as for k = 1

@@ -60,7 +60,7 @@ class ViewOp(Op):
         node = cls.__new__(cls)
         node.input_shape = x._array.shape
         size, stride, offset = node.geometry(x._array.shape, x.stride(), x._offset, *params)
-        out = x._view(size, stride, offset)
+        out = node.make_view(x, size, stride, offset)
         meta = out._autograd_meta()
         meta.base = x._meta.base if x._meta is not None and x._meta.base is not None else x
         meta.view_version = x._storage.version
@@ -71,6 +71,10 @@ class ViewOp(Op):
             node.params = params
             node._record((x,), (out,))
         return out
+
+    def make_view(self, x: Tensor, size, stride, offset) -> Tensor:
+        """The view tensor over ``x``'s storage (view_as_real/view_as_complex see it as another dtype)."""
+        return x._view(size, stride, offset)
 
     def region_in_contiguous(self):
         """This view's geometry over a contiguous tensor of the input's shape."""

@@ -12,6 +12,7 @@ from .optimizer import (
     mark_written,
     new_buffer,
     new_step,
+    real_view,
     scalar,
     sparse_grad,
     step_counter,
@@ -88,6 +89,7 @@ class Adagrad(Optimizer):
                         continue
                     grad = dense_grad(self, p)
                     param, state_sum = p._array, state["sum"]._array
+                    param, state_sum, grad = map(real_view, (param, state_sum, grad))
                     step = step_counter(state)
                     if group["maximize"]:
                         grad = -grad

@@ -6,7 +6,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import grad_mode
-from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, new_step, scalar, step_counter
+from .optimizer import (
+    Optimizer,
+    dense_grad,
+    mark_written,
+    new_buffer,
+    new_step,
+    real_view,
+    scalar,
+    step_counter,
+)
 
 __all__ = ["Adam"]
 
@@ -81,6 +90,7 @@ class Adam(Optimizer):
                     grad = dense_grad(self, p, SPARSE_MESSAGE)
                     state = self._init_state(p, group)
                     param, exp_avg, exp_avg_sq = p._array, state["exp_avg"]._array, state["exp_avg_sq"]._array
+                    param, exp_avg, exp_avg_sq, grad = map(real_view, (param, exp_avg, exp_avg_sq, grad))
                     xp = p._storage.backend.xp
                     if group["maximize"]:
                         grad = -grad
@@ -96,7 +106,7 @@ class Adam(Optimizer):
                     bias_correction1 = 1 - beta1**step
                     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
                     if group["amsgrad"]:
-                        max_exp_avg_sq = state["max_exp_avg_sq"]._array
+                        max_exp_avg_sq = real_view(state["max_exp_avg_sq"]._array)
                         xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
                         denom = xp.sqrt(max_exp_avg_sq) / bias_correction2_sqrt
                         mark_written(state["max_exp_avg_sq"])

@@ -348,6 +348,17 @@ def mark_written(*tensors: Tensor) -> None:
         t._storage.version += 1
 
 
+def real_view(array):
+    """A complex array's memory as real pairs, else the array itself: PyTorch's Adam, AdamW, RMSprop and Adagrad
+    update a complex parameter through view_as_real, so its real and imaginary parts get moments of their own
+    (``grad * grad`` of the complex numbers would be wrong). Parameters and buffers are row-major."""
+    if array.dtype.kind != "c":
+        return array
+    if not array.flags.c_contiguous:  # a gradient may be strided; parameters and state buffers never are
+        array = array.copy()
+    return array.view(array.real.dtype)
+
+
 def dense_grad(optimizer: Optimizer, param: Tensor, sparse_message: str | None = None):
     """``param.grad``'s array. A sparse gradient is refused with ``sparse_message`` (PyTorch's own wording);
     optimizers that take sparse gradients branch on ``param.grad.is_sparse`` and use ``sparse_grad``."""

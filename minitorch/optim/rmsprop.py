@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import grad_mode
-from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, new_step, scalar, step_counter
+from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, new_step, real_view, scalar, step_counter
 
 __all__ = ["RMSprop"]
 
@@ -76,6 +76,7 @@ class RMSprop(Optimizer):
                     grad = dense_grad(self, p, "RMSprop does not support sparse gradients")
                     state = self._init_state(p, group)
                     param, square_avg = p._array, state["square_avg"]._array
+                    param, square_avg, grad = map(real_view, (param, square_avg, grad))
                     xp = p._storage.backend.xp
                     if group["maximize"]:
                         grad = -grad
@@ -86,7 +87,7 @@ class RMSprop(Optimizer):
                     square_avg += (1 - alpha) * grad * grad
                     written = [p, state["square_avg"]]
                     if group["centered"]:
-                        grad_avg = state["grad_avg"]._array
+                        grad_avg = real_view(state["grad_avg"]._array)
                         grad_avg += (1 - alpha) * (grad - grad_avg)
                         avg = xp.sqrt(square_avg - grad_avg * grad_avg)
                         written.append(state["grad_avg"])
@@ -94,7 +95,7 @@ class RMSprop(Optimizer):
                         avg = xp.sqrt(square_avg)
                     avg += eps
                     if momentum > 0:
-                        buf = state["momentum_buffer"]._array
+                        buf = real_view(state["momentum_buffer"]._array)
                         buf *= momentum
                         buf += grad / avg
                         param -= lr * buf

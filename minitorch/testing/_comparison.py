@@ -229,7 +229,7 @@ def _compare_attributes(actual: Tensor, expected: Tensor, options) -> None:
 def _compare_values(actual: Tensor, expected: Tensor, rtol: float, atol: float, equal_nan: bool) -> None:
     xp = actual._storage.backend.xp
     a, e = actual._array, expected._array
-    floating = actual.dtype.is_floating_point
+    floating = actual.dtype.is_floating_point or actual.dtype.is_complex
     if floating:
         matches = xp.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     elif rtol == 0 and atol == 0:

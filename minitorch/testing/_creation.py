@@ -20,7 +20,7 @@ def _limits(dtype: _dtype.dtype, device) -> tuple:
         return 0, 2
     array_dtype = backend.array_dtype(dtype)
     if dtype.is_floating_point:
-        info = xp.finfo(array_dtype)
+        info = backend.finfo(array_dtype)
         return float(info.min), float(info.max)
     info = xp.iinfo(array_dtype)
     return int(info.min), int(info.max) + (1 if dtype is not _dtype.int64 else 0)
@@ -70,8 +70,6 @@ def make_tensor(
     ``noncontiguous=True`` returns every other element of a bigger tensor, ``exclude_zero=True``
     replaces zeros (by 1, or by the dtype's smallest normal number for floats).
     """
-    from ..creation import full_like
-    from ..ops.comparison import where
     from ..random import rand, randint
 
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -84,10 +82,13 @@ def make_tensor(
             f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
             f"noncontiguous={noncontiguous} and memory_format={memory_format}"
         )
-    if requires_grad and not dtype.is_floating_point:
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(
             f"`requires_grad=True` is not supported for boolean and integral dtypes, but got dtype={dtype}"
         )
+    if dtype.is_complex:  # real and imaginary parts: pairs of the real dtype, each drawn from [low, high)
+        result = make_tensor(*shape, 2, dtype=dtype.to_real(), device=device, low=low, high=high).view_as_complex()
+        return _finish(result, exclude_zero, noncontiguous, memory_format, requires_grad)
     lowest, highest = _limits(dtype, device)
     if dtype is _dtype.bool:
         low, high = _modify_low_high(low, high, dtype, 0, 2, 0, 2)
@@ -102,8 +103,17 @@ def make_tensor(
             result = ((uniform * (high / 2 - low / 2) + low / 2) * 2).to(dtype)
         else:
             result = (uniform * (high - low) + low).to(dtype)
+    return _finish(result, exclude_zero, noncontiguous, memory_format, requires_grad)
+
+
+def _finish(result: Tensor, exclude_zero: bool, noncontiguous: bool, memory_format, requires_grad: bool) -> Tensor:
+    from ..creation import full_like
+    from ..ops.comparison import where
+
+    dtype = result.dtype
     if exclude_zero:
-        tiny = 1 if not dtype.is_floating_point else float(result._storage.backend.xp.finfo(result._array.dtype).tiny)
+        floating = dtype.is_floating_point or dtype.is_complex
+        tiny = float(result._storage.backend.finfo(result._array.dtype).tiny) if floating else 1
         result = where(result == 0, full_like(result, tiny), result)
     if noncontiguous and result.numel() > 1:
         result = _every_other_element(result)

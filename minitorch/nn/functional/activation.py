@@ -16,6 +16,7 @@ import warnings
 
 from ... import _dtype
 from ..._autocast_state import autocast_op
+from ..._backends.dtypes import FLOAT32, is_bfloat16
 from ..._dtype import scalar_type_name
 from ...autograd import grad_mode
 from ...ops import pointwise
@@ -23,7 +24,7 @@ from ...ops.arguments import user_stacklevel
 from ...ops.comparison import depends_on, where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
-from ...ops.promotion import Elementwise
+from ...ops.promotion import Elementwise, bfloat16_in_float32
 from ...tensor import Tensor, wrap_dim
 
 
@@ -167,6 +168,8 @@ class Activation(Elementwise):
 
     def compute(self, x, *params):
         self.params = params
+        if is_bfloat16(x.dtype):  # as PyTorch's kernels: computed in float32, rounded once
+            return type(self).kernel(self.xp, x.astype(FLOAT32), *params).astype(x.dtype)
         return type(self).kernel(self.xp, x, *params)
 
     def backward(self, grad):
@@ -190,10 +193,13 @@ class Gelu(Activation):
 
     def compute(self, x, approximate):
         self.params = (approximate,)
+        dtype = x.dtype
+        if is_bfloat16(dtype):  # as PyTorch's kernel: computed in float32, rounded once
+            x = x.astype(FLOAT32)
         if approximate == "tanh":
-            return _gelu_kernel(self.xp, x, approximate)
+            return _gelu_kernel(self.xp, x, approximate).astype(dtype, copy=False)
         self.cdf = _normal_cdf(self.xp, x)
-        return x * self.cdf
+        return (x * self.cdf).astype(dtype, copy=False)
 
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -440,6 +446,7 @@ class Softmax(Op):
 
     save_output = True
 
+    @bfloat16_in_float32
     def forward(self, x, dim):
         self.dim = dim
         if not x.flags.c_contiguous:  # PyTorch runs on input.contiguous(): the output is row-major
@@ -460,6 +467,7 @@ class LogSoftmax(Op):
 
     save_output = True
 
+    @bfloat16_in_float32
     def forward(self, x, dim):
         self.dim = dim
         if not x.flags.c_contiguous:  # as softmax: the output is row-major

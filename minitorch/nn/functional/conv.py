@@ -153,7 +153,7 @@ class Conv(Op):
         y = y.reshape((x.shape[0], o) + tuple(geometry.out_size))
         if bias is not None:
             y += bias.reshape((o,) + (1,) * len(geometry.kernel))
-        return y
+        return y.astype(x.dtype, copy=False)  # numpy's bfloat16 matmul gives float32: round once, as PyTorch
 
     def backward(self, grad):
         x, weight = self.saved_tensors
@@ -181,7 +181,7 @@ class ConvTranspose(Op):
         x = col2im(self, cols.reshape((n, channels) + kernel + tuple(geometry.out_size)), geometry)
         if bias is not None:
             x = x + bias.reshape((channels,) + (1,) * len(kernel))
-        return x
+        return x.astype(gy.dtype, copy=False)  # bfloat16: numpy's matmul gave float32
 
     def backward(self, grad):
         gy, weight = self.saved_tensors
@@ -204,7 +204,7 @@ class ConvWeight(Op):
         cols = im2col(self, x, geometry)
         rows = gy.reshape(n, g, o // g, -1)
         gw = (rows @ cols.transpose(0, 1, 3, 2)).sum(axis=0)
-        return gw.reshape((o, x.shape[1] // g) + tuple(geometry.kernel))
+        return gw.reshape((o, x.shape[1] // g) + tuple(geometry.kernel)).astype(x.dtype, copy=False)  # bfloat16
 
     def backward(self, grad):
         x, gy = self.saved_tensors

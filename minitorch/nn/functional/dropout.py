@@ -13,6 +13,7 @@ import warnings
 from ...creation import empty_like
 from ...ops.arguments import user_stacklevel
 from ...ops.op import Op
+from ...ops.promotion import as_bfloat16_of
 from ...sampling import bernoulli_
 from ...tensor import Tensor
 from .activation import check_floating
@@ -34,8 +35,8 @@ class Dropout(Op):
             a = 1.0 / math.sqrt((_SELU_NEGATIVE_SATURATION**2 * p + 1) * (1 - p))
             shift = (keep - 1) * (_SELU_NEGATIVE_SATURATION * a) + _SELU_NEGATIVE_SATURATION * a * p
             self.multiplier = keep * a
-            return x * self.multiplier + shift
-        self.multiplier = keep / (1.0 - p)
+            return as_bfloat16_of(x * self.multiplier + shift, x)
+        self.multiplier = as_bfloat16_of(keep / (1.0 - p), x)
         return x * self.multiplier
 
     def backward(self, grad):

@@ -6,6 +6,7 @@ import math
 
 from ..._autocast_state import autocast_op
 from ...ops.op import Op
+from ...ops.promotion import conj_if_complex
 from ...tensor import Tensor
 from .activation import scalar_type_name
 
@@ -27,10 +28,11 @@ class Linear(Op):
         out = self.xp.matmul(x2, weight.T)
         if bias is not None:
             out += bias
-        return out.reshape(x.shape[:-1] + (weight.shape[0],))
+        # numpy's bfloat16 matmul gives float32: the bias is added before the one rounding, as in PyTorch
+        return out.reshape(x.shape[:-1] + (weight.shape[0],)).astype(x.dtype, copy=False)
 
     def backward(self, grad):
-        x, weight = self.saved_tensors
+        x, weight = map(conj_if_complex, self.saved_tensors)  # complex: grad times the conjugated other factor
         needs = self._input_meta
         grad_x = linear(grad, weight.t()) if needs[0] is not None else None
         grad_weight = None

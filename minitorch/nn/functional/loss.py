@@ -13,6 +13,7 @@ import warnings
 
 from ... import _dtype
 from ..._autocast_state import autocast_op
+from ..._backends.dtypes import FLOAT32, is_bfloat16
 from ...autograd import grad_mode
 from ...ops.arguments import user_stacklevel
 from ...ops.comparison import depends_on, where
@@ -180,6 +181,10 @@ class CrossEntropy(Op):
     save_inputs = (0,)
 
     def forward(self, x, target, weight, ignore_index, reduction, smoothing):
+        if is_bfloat16(x.dtype):  # computed in float32 (as PyTorch's log_softmax and nll_loss), rounded once
+            weight = None if weight is None else weight.astype(FLOAT32)
+            loss = self.forward(x.astype(FLOAT32), target, weight, ignore_index, reduction, smoothing)
+            return loss.astype(x.dtype)
         xp = self.xp
         classes_count = x.shape[1]
         shifted = x - x.max(axis=1, keepdims=True)

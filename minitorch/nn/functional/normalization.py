@@ -12,6 +12,7 @@ from ..._autocast_state import autocast_op
 from ...autograd import grad_mode
 from ...ops.comparison import depends_on
 from ...ops.op import Op, not_differentiable
+from ...ops.promotion import bfloat16_in_float32
 from ...tensor import Tensor
 from .activation import check_floating
 from .linear import linear
@@ -31,6 +32,7 @@ class Normalize(Op):
     save_inputs = (0,)
     mean = rstd = None
 
+    @bfloat16_in_float32
     def forward(self, x, dims, eps, stats=None):
         self.dims, self.eps = dims, eps
         self.mean = mean = self.backend.mean(x, dims, True)

@@ -16,6 +16,7 @@ import math
 from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
 from ...ops.op import Op
+from ...ops.promotion import array_kind
 from ...tensor import Tensor
 from .activation import relu
 from .conv import WindowGeometry, col2im, padded, windows
@@ -40,7 +41,7 @@ class PoolWindows:
     def columns(self, op: Op, x):
         """The windows of ``x`` as ``(N, C, *out, K)``, padding filled with the dtype's lowest value."""
         xp = op.xp
-        fill = -math.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+        fill = -math.inf if array_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min
         view = windows(op, padded(op, x, self.geometry, fill), self.geometry)
         return view.reshape(x.shape[:2] + tuple(self.geometry.out_size) + (-1,))
 

@@ -499,6 +499,9 @@ class Module:
     def half(self) -> Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     # calling ---------------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
