@@ -801,3 +801,101 @@ def test_matmul_saves_each_operand_only_for_the_other_gradient(shapes):
     y = a @ b
     b.add_(1)
     _backward_raises_modified(y.sum())
+
+
+def test_a_view_made_before_its_base_required_grad_is_a_leaf_until_its_history_is_read():
+    """PyTorch's check_inplace reads the view's stored grad_fn: a view made while its base needed no grad,
+    whose base then started to require grad through an in-place write, counts as a leaf that requires grad
+    (fuzzer seeds 43189, 16148, 13013); once its grad_fn has been read (regenerated), the write is allowed."""
+    x, s = torch.tensor([0.5, 1.0]), leaf([2.0, 3.0])
+    v = x[...]
+    x.copy_(s)
+    assert v.requires_grad and x.grad_fn is not None
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place"):
+        v.relu_()
+    x, s = torch.tensor([0.5, 1.0]), leaf(2.0)
+    v = x[::2]
+    v[0] = s  # a write through a view of v: v's own history is never read
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place"):
+        v.reciprocal_()
+    x, s = torch.tensor([0.5, 1.0]), leaf([2.0, 3.0])
+    v = x[...]
+    x.copy_(s)
+    assert v.grad_fn is not None  # reading it builds the view's history: no longer a leaf
+    v.mul_(2)
+    v.sum().backward()
+    assert s.grad.tolist() == [2.0, 2.0]
+
+
+def test_linear_saves_input_and_weight_only_for_each_others_gradient():
+    """As PyTorch's addmm/mm (fuzzer seeds 28203, 30618, 86020): with only the bias requiring grad nothing is
+    saved, so writing into the input or the weight before backward is allowed."""
+    F = torch.nn.functional
+    x, w, b = torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]]), leaf([0.5])
+    y = F.linear(x, w, b)
+    x.floor_().mul_(0)
+    w.sqrt_()
+    y.sum().backward()
+    assert b.grad.tolist() == [1.0]
+    x, w = torch.tensor([1.0, 2.0]), leaf([[3.0, 4.0]])
+    y = F.linear(x, w)
+    w.detach().zero_()  # the weight is not saved for its own gradient
+    y.sum().backward()
+    assert w.grad.tolist() == [[1.0, 2.0]]
+    y = F.linear(x, w)
+    x.mul_(2)  # the input is saved for the weight's gradient
+    _backward_raises_modified(y.sum())
+
+
+def test_writes_to_overlapping_windows_follow_pytorchs_overlap_rule():
+    """PyTorch refuses a write only where an expanded (stride-0) dim of size > 1 makes elements share memory
+    in a non-empty tensor; overlapping as_strided/unfold windows and empty expanded tensors are written
+    (fuzzer seeds 17605, 77972, 17903). minitorch computes the elements from the values before the write
+    (PyTorch's order-dependent result is undefined there: docs/differences.md)."""
+    x = torch.tensor([1.0, 2.0, 3.0])
+    w = torch.as_strided(x, (2, 2), (1, 1), 0)
+    w.sub_(torch.tensor([1.0]))
+    assert x.tolist() == [0.0, 1.0, 2.0]
+    x = torch.arange(4.0)
+    x.unfold(0, 2, 1).floor_()
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    e = torch.zeros(1, 1).expand(0, 1, 2)
+    assert e.add_(1).shape == (0, 1, 2)
+    empty_windows = torch.zeros(1, 2, 4).unfold(2, 0, 2)
+    assert empty_windows.pow_(2.0).shape == (1, 2, 3, 0)
+    for write in (lambda t: t.add_(1), lambda t: torch.zeros(3).as_strided((2, 2), (1, 0)).sub_(1)):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            write(torch.zeros(1, 2).expand(2, 2))
+
+
+def test_masked_fill_of_an_expanded_tensor_writes_only_the_filled_positions():
+    """An unfilled alias of a filled element must not write the old value back (fuzzer seed 74629)."""
+    x = torch.tensor(math.nan).expand(2)
+    x.masked_fill_(torch.tensor([True, False]), 0.25)
+    assert x.tolist() == [0.25, 0.25]
+    x = torch.zeros(3, 1).expand(3, 2)
+    x.masked_fill_(torch.tensor([[True, False], [False, False], [False, True]]), 2.0)
+    assert x.tolist() == [[2.0, 2.0], [0.0, 0.0], [2.0, 2.0]]
+    x = torch.zeros(1, 3).expand(2, 3)
+    x.index_fill_(1, torch.tensor([1]), -1.0)
+    assert x.tolist() == [[0.0, -1.0, 0.0], [0.0, -1.0, 0.0]]
+
+
+def test_backward_through_a_fill_of_an_expanded_view_raises_as_pytorchs_copy_slices():
+    """PyTorch's CopySlices copies the fill's gradient into the expanded region of the base's gradient,
+    which refuses the copy; without a base gradient to compute there is no copy and no error."""
+    x = leaf([1.0])
+    e = (x * 2).expand(1, 3)
+    e.masked_fill_(torch.tensor([True, False, False]), 2.0)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        e.sum().backward()
+    s = leaf(1.0)
+    y = torch.zeros(3).expand(2, 3)
+    y.masked_fill_(torch.tensor([True, False, False]), s)
+    y.sum().backward()
+    assert s.grad.item() == 4.0
+    x = leaf([1.0, 2.0])
+    e = (x * 2).expand(1, 2)  # a size-1 expanded dim shares nothing
+    e.masked_fill_(torch.tensor([True, False]), 2.0)
+    e.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0]

@@ -311,6 +311,7 @@ class Outcome:
     unimplemented_in_pytorch: bool = False  # PyTorch raised "derivative ... is not implemented"
     layout_inherited: bool = False  # a view's input is contiguous in one module only (contiguity not compared)
     float32_rounding: bool = False  # a float32 gradient differed within PyTorch's own float32 rounding error
+    overlapping_write: bool = False  # an in-place op wrote a tensor whose elements share memory (as_strided windows)
     exp: object = None
     got: object = None
 
@@ -338,6 +339,25 @@ def run_step(ns, label, src, step):
     before = _first_tensor_input(ns, step) if OPS[step.op].kind in ("index", "inplace") else None
     err = exec_line(src, ns, step.out)
     return err, before, (None if err else _snap_step(ns, step, OPS[step.op].kind == "view"))
+
+
+def overlapping_target(ns, step):
+    """The in-place op's first input has elements that share memory without a stride-0 dim (overlapping
+    as_strided or unfold windows): PyTorch writes it element by element, so its result depends on its loop
+    order (its docs call it undefined; differences.OVERLAPPING_WRITE). An expanded one raises in both."""
+    try:
+        x = eval(step.inputs[0], ns)  # noqa: S307 - a variable reference of our own program
+    except Exception:  # noqa: BLE001
+        return False
+    if not is_tensor(x) or x.numel() < 2:
+        return False
+    dims = sorted((s, n) for n, s in zip(x.shape, x.stride()) if n > 1)
+    extent = 1
+    for s, n in dims:
+        if s < extent:
+            return True
+        extent += s * (n - 1)
+    return False
 
 
 def partial_write(ns, step, before):
@@ -405,6 +425,9 @@ def compare(prog, torch_mod, mini_mod, torch_ref=None):
             # indices differ among ties (differences.TIES): what depends on them is checked op by op, and
             # the gradients (routed by those indices) for structure only
             res.diverged = True
+        if d and "values differ" in d and OPS[step.op].kind == "inplace" and overlapping_target(ns_m, step):
+            res.overlapping_write = res.diverged = True  # later values: op by op; gradients: structure only
+            continue
         if d and "values differ" in d and op_locally_right(prog, step, mini_mod, torch_mod, got):
             res.diverged = True
             continue

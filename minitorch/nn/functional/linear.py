@@ -18,6 +18,7 @@ class Linear(Op):
     the engine."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (0,)}  # as PyTorch's addmm/mm: each only for the other's gradient
 
     def forward(self, x, weight, bias=None):
         self.has_bias = bias is not None
