@@ -216,6 +216,12 @@ class Pow(Elementwise):
     def array_derivative(self) -> bool:  # grad * (b * a ** (b - 1)): arithmetic when b is a number other than 0
         return self.exponent is not None and self.exponent not in (0, 0.5)  # a ** -0.5 is rsqrt (compute)
 
+    def forward(self, a, b):
+        result = super().forward(a, b)
+        if type(a) in _SCALAR_TYPES and type(result) is self.backend.ndarray and not result.flags.c_contiguous:
+            result = self.xp.ascontiguousarray(result)  # PyTorch's pow.Scalar allocates its output row-major
+        return result
+
     def compute(self, a, b):
         if type(b) in _SCALAR_TYPES:
             # PyTorch's pow.Tensor_Scalar saves only the input: modifying x ** 2.5 in place leaves backward valid

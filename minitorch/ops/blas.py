@@ -388,12 +388,21 @@ class Einsum(Op):
     operand is the einsum of the output gradient and the other operands, producing that operand's
     subscripts; a subscript only that operand has is summed away in forward, so it is broadcast back."""
 
-    def forward(self, *arrays, equation):
+    def forward(self, *arrays, equation, layout=None):
         self.equation = equation
-        self.save_inputs = tuple(range(len(arrays)))
-        out = self.xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
-        if not isinstance(out, self.backend.ndarray) or any(self.xp.may_share_memory(out, a) for a in arrays):
-            out = self.xp.array(out, copy=True)  # einsum may return a view of an operand ('ij->ji')
+        n = len(arrays)
+        self.save_inputs = tuple(range(n))
+        # as PyTorch's composite einsum (mul/bmm): an operand is kept only for the other operands' gradients
+        self.saved_when = {i: tuple(j for j in range(n) if j != i) for i in range(n)}
+        self.shapes = [a.shape for a in arrays]
+        inputs, output = equation.split("->")
+        # layout: the output's dims in PyTorch's memory order (outermost first); computed so, permuted back
+        out = self.xp.einsum(f"{inputs}->{layout or output}", *arrays, optimize=n > 1)
+        if (not isinstance(out, self.backend.ndarray) or any(self.xp.may_share_memory(out, a) for a in arrays)
+                or (layout is not None and not out.flags.c_contiguous)):
+            out = self.xp.array(out, order="C")  # einsum may return a view of an operand, or any layout
+        if layout is not None and layout != output:
+            out = out.transpose([layout.index(c) for c in output])
         return out
 
     def backward(self, grad):
@@ -411,7 +420,7 @@ class Einsum(Op):
             terms = ",".join([output] + [s for s, _ in others])
             g = Einsum.apply(grad, *[t for _, t in others], equation=f"{terms}->{kept}")
             if kept != target:  # subscripts summed in forward come back as broadcast dims
-                shape = operand._array.shape
+                shape = self.shapes[i]
                 g = g.reshape([shape[k] if c in available else 1 for k, c in enumerate(target)]).expand(shape)
             grads.append(g)
         return tuple(grads)
@@ -529,11 +538,42 @@ def einsum(*args) -> Tensor:
                     f"has size {n} for operand {i} which does not broadcast with previously seen size {seen}"
                 )
             sizes[c] = max(seen, n) if seen != 1 else n
+    if all(c in output for sub in subscripts for c in sub) and len(operands) <= 2:
+        # nothing is summed: PyTorch permutes the operand (a view of it) or multiplies the two aligned operands
+        aligned = [_aligned(t, sub, output) for t, sub in zip(operands, subscripts)]
+        return aligned[0] if len(aligned) == 1 else aligned[0] * aligned[1]
+    layout = _pair_layout(operands, subscripts, output) if len(operands) == 2 else output
     for i, (sub, t) in enumerate(zip(subscripts, operands)):
         full = tuple(sizes[c] for c in sub)
         if full != t._array.shape:
             operands[i] = t.expand(full)
-    return Einsum.apply(*operands, equation=",".join(subscripts) + "->" + output)
+    return Einsum.apply(*operands, equation=",".join(subscripts) + "->" + output, layout=layout)
+
+
+def _aligned(t: Tensor, sub: str, output: str) -> Tensor:
+    """A view of ``t`` (subscripts ``sub``) with its dims in ``output``'s order and size 1 for the others."""
+    if sub != "".join(c for c in output if c in sub):
+        t = t.permute([sub.index(c) for c in output if c in sub])
+    if len(sub) != len(output):
+        t = t.view([t._array.shape[sub_order.index(c)] if c in sub else 1 for c in output]
+                   if (sub_order := "".join(c for c in output if c in sub)) else [1] * len(output))
+    return t
+
+
+def _pair_layout(operands, subscripts, output: str) -> str:
+    """The output's dims from outermost to innermost in memory, as PyTorch's sumproduct_pair lays out its bmm
+    (measured on PyTorch 2.13): the dims both operands have (size > 1), then those of the operand that has the
+    first of the other output dims, then the rest; each group in output order."""
+    def size(i, c):
+        sub = subscripts[i]
+        return operands[i]._array.shape[sub.index(c)] if c in sub else 1
+
+    both = [c for c in output if size(0, c) != 1 and size(1, c) != 1]
+    first = next((c for c in output if c not in both and size(0, c) != 1), None)
+    first_b = next((c for c in output if c not in both and size(1, c) != 1), None)
+    lead = 1 if first_b is not None and (first is None or output.index(first_b) < output.index(first)) else 0
+    left = [c for c in output if c not in both and size(lead, c) != 1]
+    return "".join(both + left + [c for c in output if c not in both and c not in left])
 
 
 # the old top-level names of linalg functions -------------------------------------------------

@@ -22,4 +22,8 @@ DIFFERENCES = {
                           "which its docs call undefined) and minitorch computes every element from the values "
                           "before the write. The oracle accepts that step's values and checks what follows op by op "
                           "(program.overlapping_target, counted as overlapping_write)."),
+    "GELU_OF_INF": ("docs/differences.md, 'dtypes and numbers': PyTorch's vectorized float32 kernel of the exact "
+                    "`gelu` gives NaN at +inf (its one-element path and its float64 kernel give inf); minitorch "
+                    "gives inf. The oracle accepts a float32 `F.gelu` value that differs only there "
+                    "(program.gelu_of_inf, counted as gelu_of_inf) and checks what follows op by op."),
 }
