@@ -410,7 +410,7 @@ class Einsum(Op):
         inputs, output = self.equation.split("->")
         subscripts = inputs.split(",")
         grads = []
-        for i, (operand, target) in enumerate(zip(operands, subscripts)):
+        for i, target in enumerate(subscripts):
             if not _needs_grad(self, i):
                 grads.append(None)
                 continue
