@@ -899,3 +899,21 @@ def test_backward_through_a_fill_of_an_expanded_view_raises_as_pytorchs_copy_sli
     e.masked_fill_(torch.tensor([True, False]), 2.0)
     e.sum().backward()
     assert x.grad.tolist() == [0.0, 2.0]
+
+
+def test_setitem_over_whole_slices_writes_into_the_tensor_itself():
+    """PyTorch's applySlice returns the tensor itself for a slice from 0 to the end with step 1, so
+    ``t[:, :] = v`` is a fill of t (no CopySlices): the gradient of what t was is a zero that depends on
+    nothing (fuzzer seed 98224), and a leaf raises the leaf error, not the view-of-a-leaf one."""
+    x, w = leaf([[0.5]]), leaf([[-1.0]])
+    y = torch.sinh(x)
+    y[:, :] = -2.0
+    gx, gw = torch.autograd.grad((y @ w).sum(), [x, w], create_graph=True)
+    assert gx.tolist() == [[0.0]] and gw.tolist() == [[-2.0]]
+    assert torch.autograd.grad(gx.sum() + gw.sum(), [x, w], allow_unused=True)[1] is None
+    a = leaf([1.0, 2.0])
+    for index in (slice(None), slice(0, 100), Ellipsis):
+        with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used"):
+            a[index] = 1.0
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable"):
+        a[-2:] = 1.0  # a negative start is not optimized away: a view

@@ -143,9 +143,10 @@ class Div(Elementwise):
         a, b = self.saved_tensors
         if self.rounding_mode is not None:
             return (_zeros(grad) if self.needs_grad(0) else None), (_zeros(grad) if self.needs_grad(1) else None)
-        # -g * (a / b) / b rather than -g * a / (b * b): PyTorch's form, whose derivative at b = 0 is +-inf
-        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b
-        return (grad / b if self.needs_grad(0) else None), (-grad * (a / b) / b if self.needs_grad(1) else None)
+        # -g * ((a / b) / b) rather than -g * a / (b * b): PyTorch's form (div_tensor_other_backward, grouped as it
+        # is, so float32 second derivatives round alike), whose derivative at b = 0 is +-inf (through b * b it is
+        # inf * 0 = nan), and b * b does not underflow for tiny b
+        return (grad / b if self.needs_grad(0) else None), (-grad * ((a / b) / b) if self.needs_grad(1) else None)
 
 
 class FloorDivide(Div):

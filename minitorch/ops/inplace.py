@@ -641,7 +641,11 @@ def setitem(self: Tensor, index, value) -> None:
     _check_assignable(self, value)
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
-        target = Index.apply(self, basic)
+        # PyTorch's applySlice returns self for a slice from 0 (or none) to the end with step 1: an index made of
+        # only those writes into self itself, not through a view (no CopySlices; a leaf is "a leaf", seed 98224)
+        whole = all(isinstance(i, slice) and i.start in (None, 0) and i.step in (None, 1)
+                    and (i.stop is None or i.stop >= n) for i, n in zip(basic, self._array.shape))
+        target = self if whole and len(basic) <= self.dim() else Index.apply(self, basic)
         # PyTorch's copy_to: a value of the target's shape is copied as it is, a 0-d one fills it
         if isinstance(value, Tensor) and value._array.shape != target._array.shape:
             if not value._array.shape:
