@@ -917,3 +917,49 @@ def test_setitem_over_whole_slices_writes_into_the_tensor_itself():
             a[index] = 1.0
     with pytest.raises(RuntimeError, match="^a view of a leaf Variable"):
         a[-2:] = 1.0  # a negative start is not optimized away: a view
+
+
+def test_operands_pytorch_saves_as_reshaped_copies_may_be_written_before_backward():
+    """PyTorch's composite matmul folds a batch into one mm (or flattens it for bmm), and einsum permutes and
+    reshapes its pair for bmm: where that reshape copies, the copy is what is saved, so writing into the
+    operand afterwards is no error (fuzzer seeds 97687, 33376); where it is a view, it still raises."""
+    F = torch.nn.functional
+    w = leaf(np.ones((3, 2)).tolist())
+    a = torch.ones(3, 2, 4).transpose(0, 2)  # (4, 2, 3): its leading dims do not merge
+    y = torch.matmul(a, w)
+    a.mul_(2)
+    y.sum().backward()
+    assert w.grad.tolist() == [[8.0, 8.0]] * 3
+    a = torch.ones(4, 2, 3)  # contiguous: folded as a view
+    y = torch.matmul(a, w)
+    a.mul_(2)
+    _backward_raises_modified(y.sum())
+    v = leaf([1.0, 2.0, 3.0])
+    b = torch.ones(5, 3, 2)  # v @ b folds b.mT, a copy
+    y = torch.matmul(v, b)
+    b.mul_(3)
+    y.sum().backward()
+    assert v.grad.tolist() == [10.0, 10.0, 10.0]
+    weight = leaf(np.ones((5, 3)).tolist())
+    x = torch.ones(2, 4, 3).transpose(0, 1)  # linear folds a non-contiguous 3-d input: a copy
+    y = F.linear(x, weight)
+    x.mul_(2)
+    y.sum().backward()
+    assert weight.grad.tolist() == [[8.0, 8.0, 8.0]] * 5
+    s = leaf([[[0.5, 0.5]], [[0.5, 0.5]]])
+    p = torch.ones(2, 1, 2).transpose(0, 2)
+    q = s.transpose(0, 2) * 2
+    y = torch.einsum("ijk,ijk->", q, p)
+    q.add_(1)
+    y.backward()
+    assert s.grad.tolist() == [[[2.0, 2.0]], [[2.0, 2.0]]]
+
+
+def test_clone_of_an_expanded_tensor_is_laid_out_as_pytorchs_empty_like():
+    """PyTorch infers dense strides keeping a stride-0 dim in place (TensorIterator's order); numpy's order 'K'
+    moved it: ones(1, 2, 3).expand(5, 2, 3).clone() had strides (1, 15, 5), PyTorch's are (6, 3, 1)."""
+    assert torch.ones(1, 2, 3).expand(5, 2, 3).clone().stride() == (6, 3, 1)
+    assert torch.ones(2, 1, 3).expand(2, 4, 3).clone().stride() == (12, 3, 1)
+    assert torch.ones(3, 1).t().expand(5, 3).clone().stride() == (3, 1)
+    assert torch.ones(4, 1, 3).permute(2, 1, 0).expand(3, 5, 4).clone().stride() == (1, 3, 15)
+    assert torch.ones(3, 4).t().clone().stride() == (1, 4)

@@ -6,6 +6,7 @@ from .._backends import backend_for
 from .._device import device as Device
 from ..tensor import Tensor
 from .op import Op
+from .promotion import in_operands_layout
 
 
 class ToCopy(Op):
@@ -36,6 +37,10 @@ class Clone(Op):
     """A copy; order 'K' keeps a permuted layout, as PyTorch's preserve_format (``x.t().clone()`` stays transposed)."""
 
     def forward(self, x, order="K"):
+        if order == "K" and any(n > 1 and s == 0 for n, s in zip(x.shape, x.strides)):
+            # an expanded input: PyTorch's empty_like infers dense strides as TensorIterator orders dims (a
+            # stride-0 dim stays in place); numpy's order 'K' moves it
+            return in_operands_layout(x.copy(order="C"), (x,), self.xp)
         return x.copy(order=order)
 
     def backward(self, grad):

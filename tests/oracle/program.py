@@ -477,9 +477,15 @@ def float64_reference(prog, torch_mod):
     p.weights = {k: w.astype(np.float32).astype(np.float64) for k, w in p.weights.items()}
     p.weights2 = {k: w.astype(np.float32).astype(np.float64) for k, w in p.weights2.items()}
     ns = namespace(torch_mod, p)
+    largest = {}  # phase -> the largest finite gradient any node of that backward pass received or sent
+    roots = {"backward": "L", "grad create_graph": "L", "second derivative": "L2"}
+    phase, seen = [None], set()
     for label, src in p.lines() + p.grad_lines():
+        if label in roots:
+            phase[0] = label
+            _watch_magnitudes(ns.get(roots[label]), largest, phase, seen)
         exec_line(src, ns, label.split(" ")[1] if label.startswith("step") else None)
-    out = {}
+    out = {"_largest": largest}
     leaves = [lf.name for lf in p.leaves if lf.requires_grad]
     for i, x in enumerate(leaves):
         out[f"{x}.grad"] = snap(getattr(ns.get(x), "grad", None))
@@ -490,9 +496,36 @@ def float64_reference(prog, torch_mod):
     return out
 
 
-def within_reference_error(exp, got, ref):
+def _watch_magnitudes(root, largest, phase, seen):
+    """Hook every node of root's graph (once: ``seen``) to record the largest finite gradient it handles under
+    the current ``phase[0]``."""
+    fn = getattr(root, "grad_fn", None)
+    stack = [fn] if fn is not None else []
+
+    def hook(grad_inputs, grad_outputs):
+        for t in tuple(grad_inputs) + tuple(grad_outputs):
+            if t is not None and t.numel():
+                a = t.detach().abs()
+                a = a[a.isfinite()]
+                if a.numel():
+                    largest[phase[0]] = max(largest.get(phase[0], 0.0), float(a.max()))
+
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        node.register_hook(hook)
+        stack.extend(nf for nf, _ in node.next_functions)
+
+
+def within_reference_error(exp, got, ref, largest=0.0):
     """A float32 gradient is as close to the float64 reference as PyTorch's own float32 one is (twice its
-    error, plus the float32 tolerance): rounding in a cancelling sum, not a wrong formula."""
+    error, plus the float32 tolerance): rounding in a cancelling sum, not a wrong formula. ``largest``: the
+    largest gradient the (float64) backward pass handled on the way; float32 rounds each step to about 2^-24
+    of what it handles, so a result far smaller than that may be off by a few of those ulps (PyTorch's own
+    error is then small only by luck of its evaluation order; seed 79838: 1 / x^2 terms of 8000 cancelling
+    to 0.05)."""
     if not (isinstance(exp, dict) and isinstance(got, dict) and isinstance(ref, dict)):
         return False
     e, g, r = (x["values"].astype(np.float64) for x in (exp, got, ref))
@@ -503,6 +536,7 @@ def within_reference_error(exp, got, ref):
         return False
     rtol, atol = TOL["float32"]["grad"]
     bound = 2 * np.abs(e[fin] - r[fin]) + atol * max(1.0, float(np.abs(r[fin]).max(initial=0))) + rtol * np.abs(r[fin])
+    bound = bound + 8 * float(np.finfo(np.float32).eps) * largest
     return bool(np.all(np.abs(g[fin] - r[fin]) <= bound))
 
 
@@ -543,7 +577,7 @@ def grad_phase(prog, ns_t, ns_m, res, torch_mod):
             if d == "values differ" and prog.dtype == "float32":
                 if ref64 is None:
                     ref64 = float64_reference(prog, torch_mod)
-                if within_reference_error(exp, got, ref64.get(what)):
+                if within_reference_error(exp, got, ref64.get(what), ref64["_largest"].get(label, 0.0)):
                     res.float32_rounding = True
                     continue
             if d == "requires_grad True != PyTorch's False" and diff({**exp, "requires_grad": True}, got) is None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+from ...autograd import grad_mode
 from ...ops.op import Op
+from ...ops.views import view_strides
 from ...tensor import Tensor
 from .activation import scalar_type_name
 
@@ -69,6 +71,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear(): bias of shape {list(bias.shape)} does not match out_features={weight.shape[0]} "
             f"of weight {list(weight.shape)}"
         )
+    if input.dim() > 2 and weight.requires_grad and grad_mode.state.enabled and view_strides(
+            input._array.shape, input.stride(), (math.prod(input.shape[:-1]), input.shape[-1])) is None:
+        # PyTorch folds such an input into a matrix for its mm (matmul's fold): a copy, which is what it saves for
+        # the weight's gradient; writing into the input before backward is then allowed
+        input = input.clone()
     if vector_weight:
         out = Linear.apply(input, weight, None).squeeze(-1)
         return out if bias is None else out + bias
