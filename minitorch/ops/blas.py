@@ -144,7 +144,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch rules: vectors, matrices, and broadcast batches of matrices."""
     _check_matmul_dtype(input, other)
     _check_matmul(input, other)
-    if grad_mode.state.enabled and (input.requires_grad or other.requires_grad):
+    batched = input.dim() > 2 or other.dim() > 2
+    if batched and grad_mode.state.enabled and (input.requires_grad or other.requires_grad):
         input, other = _as_pytorch_saves(input, other)
     return Matmul.apply(input, other)
 
