@@ -343,3 +343,22 @@ def test_div_second_derivative_at_a_zero_divisor_is_infinite():
     (gg,) = torch.autograd.grad(g.sum(), b)
     assert g.tolist() == [float("-inf"), float("-inf"), -0.25]
     assert gg.tolist() == [float("inf"), float("-inf"), 0.25]
+
+
+def test_a_number_raised_to_a_tensor_is_laid_out_row_major():
+    """PyTorch's pow.Scalar allocates its output contiguous whatever the exponent's layout (fuzzer seed
+    42395: ``(2 ** x.t()).view(-1)`` succeeds); ``x ** 2`` and a 0-dim tensor base follow x's layout."""
+    x = torch.zeros(3, 4).t()
+    assert (2 ** x).stride() == (3, 1) and torch.pow(2, x).stride() == (3, 1)
+    assert (2 ** x).view(12).shape == (12,)
+    assert (x ** 2).stride() == (1, 4) and (torch.tensor(2.0) ** x).stride() == (1, 4)
+
+
+def test_division_gradient_for_the_divisor_is_grouped_as_pytorchs():
+    """PyTorch's div_tensor_other_backward is -g * ((a / b) / b); grouped as (-g * (a / b)) / b, float32
+    second derivatives rounded otherwise (fuzzer seed 79838). PyTorch 2.13's rounding noise for x / x at
+    x = 0.013720699: d2/dx2 = 2**-11 (exactly 0 in real numbers)."""
+    x = torch.tensor([0.013720699241793078, 0.46993079003644767], requires_grad=True)
+    (g,) = torch.autograd.grad((x / x).sum(), x, create_graph=True)
+    assert g.tolist() == [0.0, 0.0]
+    assert torch.autograd.grad(g.sum(), x)[0].tolist() == [0.00048828125, 0.0]

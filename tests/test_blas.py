@@ -263,10 +263,44 @@ def test_einsum_list_and_sublist_forms(device):
                                atol=1e-12)
 
 
-def test_einsum_view_output_is_a_copy():
-    x = rand(2, 3, requires_grad=False)
+def test_einsum_without_a_sum_over_one_operand_is_a_view_as_in_pytorch():
+    """PyTorch's einsum permutes (and takes diagonals of) a single operand without copying: the result is a view."""
+    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
     y = torch.einsum("ij->ji", x)
-    assert y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert y._base is x and y.stride() == (1, 3)
+    y[0, 1] = -1.0
+    assert x.tolist() == [[0.0, 1.0, 2.0], [-1.0, 4.0, 5.0]]
+    d = torch.einsum("ii->i", torch.zeros(3, 3))
+    assert d._base is not None and d.stride() == (4,)
+
+
+@pytest.mark.parametrize("equation, strides", [
+    ("bij,bkj->bik", (15, 5, 1)), ("bij,bkj->bki", (15, 3, 1)), ("bij,bkj->kbi", (3, 15, 1)),
+    ("bij,bkj->ikb", (5, 1, 15)),
+])
+def test_einsum_output_layout_follows_pytorchs_batched_product(equation, strides):
+    """PyTorch 2.13 lays out a contracted pair as its bmm does (fuzzer seed 87936: view() after einsum): shared
+    dims outermost, then the dims of the operand holding the first remaining output dim (measured strides)."""
+    a, b = torch.ones(2, 3, 4), torch.ones(2, 5, 4)
+    assert torch.einsum(equation, a, b).stride() == strides
+    assert torch.einsum("ijl,jk->ikl", torch.ones(3, 4, 6), torch.ones(4, 5)).stride() == (30, 1, 5)
+    c, d = torch.ones(2, 3), torch.ones(3, 2).t()
+    assert torch.einsum("ij,kj->ki", c, d).stride() == (2, 1)
+    assert torch.einsum("ij,ij->ij", d, c).stride() == (1, 2)  # nothing summed: a product, laid out as mul
+
+
+def test_einsum_keeps_an_operand_only_for_the_others_gradient():
+    """As PyTorch's mul/bmm: writing into an operand whose partner needs no gradient is allowed."""
+    x = torch.ones(2, 3, requires_grad=True)
+    w = torch.full((4, 3), 2.0)
+    y = torch.einsum("ij,kj->ik", x, w)
+    x.detach().mul_(5)  # x is not kept for its own gradient
+    y.sum().backward()
+    assert x.grad.tolist() == [[8.0, 8.0, 8.0]] * 2
+    y = torch.einsum("ij,kj->ik", x, w)
+    w.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
 
 
 @pytest.mark.parametrize(

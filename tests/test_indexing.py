@@ -714,3 +714,17 @@ def test_index_select_out_of_range_errors_follow_pytorchs_kernels():
             torch.zeros(shape).index_select(dim, index)
     with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value, got 3 value"):
         torch.tensor(0.0).index_select(-1, torch.tensor([1, 0, 0]))  # the count is checked before the range
+
+
+def test_index_add_out_of_range_errors_follow_pytorchs_kernels():
+    """PyTorch 2.13: along the first or last dim of a 2+-dim tensor with alpha 1, index_add_ runs as scatter_add
+    (a RuntimeError naming the index); with another alpha (fuzzer seed 43580) or along a middle dim, IndexError."""
+    x, source, index = torch.zeros(3, 4, 1), torch.ones(3, 4, 3), torch.tensor([1, 0, 0])
+    with pytest.raises(RuntimeError, match="index 1 is out of bounds for dimension 2 with size 1"):
+        x.index_add_(2, index, source)
+    for alpha in (0.001, 2):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            x.index_add_(2, index, source, alpha=alpha)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.zeros(3, 1, 2).index_add_(1, index, torch.ones(3, 3, 2))
+    assert x.sum().item() == 0.0

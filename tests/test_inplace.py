@@ -801,3 +801,165 @@ def test_matmul_saves_each_operand_only_for_the_other_gradient(shapes):
     y = a @ b
     b.add_(1)
     _backward_raises_modified(y.sum())
+
+
+def test_a_view_made_before_its_base_required_grad_is_a_leaf_until_its_history_is_read():
+    """PyTorch's check_inplace reads the view's stored grad_fn: a view made while its base needed no grad,
+    whose base then started to require grad through an in-place write, counts as a leaf that requires grad
+    (fuzzer seeds 43189, 16148, 13013); once its grad_fn has been read (regenerated), the write is allowed."""
+    x, s = torch.tensor([0.5, 1.0]), leaf([2.0, 3.0])
+    v = x[...]
+    x.copy_(s)
+    assert v.requires_grad and x.grad_fn is not None
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place"):
+        v.relu_()
+    x, s = torch.tensor([0.5, 1.0]), leaf(2.0)
+    v = x[::2]
+    v[0] = s  # a write through a view of v: v's own history is never read
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place"):
+        v.reciprocal_()
+    x, s = torch.tensor([0.5, 1.0]), leaf([2.0, 3.0])
+    v = x[...]
+    x.copy_(s)
+    assert v.grad_fn is not None  # reading it builds the view's history: no longer a leaf
+    v.mul_(2)
+    v.sum().backward()
+    assert s.grad.tolist() == [2.0, 2.0]
+
+
+def test_linear_saves_input_and_weight_only_for_each_others_gradient():
+    """As PyTorch's addmm/mm (fuzzer seeds 28203, 30618, 86020): with only the bias requiring grad nothing is
+    saved, so writing into the input or the weight before backward is allowed."""
+    F = torch.nn.functional
+    x, w, b = torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]]), leaf([0.5])
+    y = F.linear(x, w, b)
+    x.floor_().mul_(0)
+    w.sqrt_()
+    y.sum().backward()
+    assert b.grad.tolist() == [1.0]
+    x, w = torch.tensor([1.0, 2.0]), leaf([[3.0, 4.0]])
+    y = F.linear(x, w)
+    w.detach().zero_()  # the weight is not saved for its own gradient
+    y.sum().backward()
+    assert w.grad.tolist() == [[1.0, 2.0]]
+    y = F.linear(x, w)
+    x.mul_(2)  # the input is saved for the weight's gradient
+    _backward_raises_modified(y.sum())
+
+
+def test_writes_to_overlapping_windows_follow_pytorchs_overlap_rule():
+    """PyTorch refuses a write only where an expanded (stride-0) dim of size > 1 makes elements share memory
+    in a non-empty tensor; overlapping as_strided/unfold windows and empty expanded tensors are written
+    (fuzzer seeds 17605, 77972, 17903). minitorch computes the elements from the values before the write
+    (PyTorch's order-dependent result is undefined there: docs/differences.md)."""
+    x = torch.tensor([1.0, 2.0, 3.0])
+    w = torch.as_strided(x, (2, 2), (1, 1), 0)
+    w.sub_(torch.tensor([1.0]))
+    assert x.tolist() == [0.0, 1.0, 2.0]
+    x = torch.arange(4.0)
+    x.unfold(0, 2, 1).floor_()
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    e = torch.zeros(1, 1).expand(0, 1, 2)
+    assert e.add_(1).shape == (0, 1, 2)
+    empty_windows = torch.zeros(1, 2, 4).unfold(2, 0, 2)
+    assert empty_windows.pow_(2.0).shape == (1, 2, 3, 0)
+    for write in (lambda t: t.add_(1), lambda t: torch.zeros(3).as_strided((2, 2), (1, 0)).sub_(1)):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            write(torch.zeros(1, 2).expand(2, 2))
+
+
+def test_masked_fill_of_an_expanded_tensor_writes_only_the_filled_positions():
+    """An unfilled alias of a filled element must not write the old value back (fuzzer seed 74629)."""
+    x = torch.tensor(math.nan).expand(2)
+    x.masked_fill_(torch.tensor([True, False]), 0.25)
+    assert x.tolist() == [0.25, 0.25]
+    x = torch.zeros(3, 1).expand(3, 2)
+    x.masked_fill_(torch.tensor([[True, False], [False, False], [False, True]]), 2.0)
+    assert x.tolist() == [[2.0, 2.0], [0.0, 0.0], [2.0, 2.0]]
+    x = torch.zeros(1, 3).expand(2, 3)
+    x.index_fill_(1, torch.tensor([1]), -1.0)
+    assert x.tolist() == [[0.0, -1.0, 0.0], [0.0, -1.0, 0.0]]
+
+
+def test_backward_through_a_fill_of_an_expanded_view_raises_as_pytorchs_copy_slices():
+    """PyTorch's CopySlices copies the fill's gradient into the expanded region of the base's gradient,
+    which refuses the copy; without a base gradient to compute there is no copy and no error."""
+    x = leaf([1.0])
+    e = (x * 2).expand(1, 3)
+    e.masked_fill_(torch.tensor([True, False, False]), 2.0)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        e.sum().backward()
+    s = leaf(1.0)
+    y = torch.zeros(3).expand(2, 3)
+    y.masked_fill_(torch.tensor([True, False, False]), s)
+    y.sum().backward()
+    assert s.grad.item() == 4.0
+    x = leaf([1.0, 2.0])
+    e = (x * 2).expand(1, 2)  # a size-1 expanded dim shares nothing
+    e.masked_fill_(torch.tensor([True, False]), 2.0)
+    e.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0]
+
+
+def test_setitem_over_whole_slices_writes_into_the_tensor_itself():
+    """PyTorch's applySlice returns the tensor itself for a slice from 0 to the end with step 1, so
+    ``t[:, :] = v`` is a fill of t (no CopySlices): the gradient of what t was is a zero that depends on
+    nothing (fuzzer seed 98224), and a leaf raises the leaf error, not the view-of-a-leaf one."""
+    x, w = leaf([[0.5]]), leaf([[-1.0]])
+    y = torch.sinh(x)
+    y[:, :] = -2.0
+    gx, gw = torch.autograd.grad((y @ w).sum(), [x, w], create_graph=True)
+    assert gx.tolist() == [[0.0]] and gw.tolist() == [[-2.0]]
+    assert torch.autograd.grad(gx.sum() + gw.sum(), [x, w], allow_unused=True)[1] is None
+    a = leaf([1.0, 2.0])
+    for index in (slice(None), slice(0, 100), Ellipsis):
+        with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used"):
+            a[index] = 1.0
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable"):
+        a[-2:] = 1.0  # a negative start is not optimized away: a view
+
+
+def test_operands_pytorch_saves_as_reshaped_copies_may_be_written_before_backward():
+    """PyTorch's composite matmul folds a batch into one mm (or flattens it for bmm), and einsum permutes and
+    reshapes its pair for bmm: where that reshape copies, the copy is what is saved, so writing into the
+    operand afterwards is no error (fuzzer seeds 97687, 33376); where it is a view, it still raises."""
+    F = torch.nn.functional
+    w = leaf(np.ones((3, 2)).tolist())
+    a = torch.ones(3, 2, 4).transpose(0, 2)  # (4, 2, 3): its leading dims do not merge
+    y = torch.matmul(a, w)
+    a.mul_(2)
+    y.sum().backward()
+    assert w.grad.tolist() == [[8.0, 8.0]] * 3
+    a = torch.ones(4, 2, 3)  # contiguous: folded as a view
+    y = torch.matmul(a, w)
+    a.mul_(2)
+    _backward_raises_modified(y.sum())
+    v = leaf([1.0, 2.0, 3.0])
+    b = torch.ones(5, 3, 2)  # v @ b folds b.mT, a copy
+    y = torch.matmul(v, b)
+    b.mul_(3)
+    y.sum().backward()
+    assert v.grad.tolist() == [10.0, 10.0, 10.0]
+    weight = leaf(np.ones((5, 3)).tolist())
+    x = torch.ones(2, 4, 3).transpose(0, 1)  # linear folds a non-contiguous 3-d input: a copy
+    y = F.linear(x, weight)
+    x.mul_(2)
+    y.sum().backward()
+    assert weight.grad.tolist() == [[8.0, 8.0, 8.0]] * 5
+    s = leaf([[[0.5, 0.5]], [[0.5, 0.5]]])
+    p = torch.ones(2, 1, 2).transpose(0, 2)
+    q = s.transpose(0, 2) * 2
+    y = torch.einsum("ijk,ijk->", q, p)
+    q.add_(1)
+    y.backward()
+    assert s.grad.tolist() == [[[2.0, 2.0]], [[2.0, 2.0]]]
+
+
+def test_clone_of_an_expanded_tensor_is_laid_out_as_pytorchs_empty_like():
+    """PyTorch infers dense strides keeping a stride-0 dim in place (TensorIterator's order); numpy's order 'K'
+    moved it: ones(1, 2, 3).expand(5, 2, 3).clone() had strides (1, 15, 5), PyTorch's are (6, 3, 1)."""
+    assert torch.ones(1, 2, 3).expand(5, 2, 3).clone().stride() == (6, 3, 1)
+    assert torch.ones(2, 1, 3).expand(2, 4, 3).clone().stride() == (12, 3, 1)
+    assert torch.ones(3, 1).t().expand(5, 3).clone().stride() == (3, 1)
+    assert torch.ones(4, 1, 3).permute(2, 1, 0).expand(3, 5, 4).clone().stride() == (1, 3, 15)
+    assert torch.ones(3, 4).t().clone().stride() == (1, 4)

@@ -220,6 +220,19 @@ def test_cummax_gradient_of_an_empty_input_is_the_input(device):
         assert grad.shape == (0,) and grad.requires_grad
 
 
+def test_cummax_of_an_empty_input_accepts_any_dim(device):
+    # PyTorch's cummax_out returns before it wraps dim when the input is empty (fuzzer seed 25025); a 0-dim
+    # input and a non-empty one still check it
+    x = torch.zeros(0, 1, device=device)
+    for fn in (torch.cummax, torch.cummin):
+        values, indices = fn(x, 3)
+        assert values.shape == indices.shape == (0, 1) and indices.dtype == torch.int64
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            fn(torch.zeros(2, 1, device=device), 3)
+        with pytest.raises(IndexError):
+            fn(torch.tensor(1.0, device=device), 3)
+
+
 def test_unfold_is_a_view(device):
     x = torch.arange(7.0, device=device)
     u = x.unfold(0, 3, 2)

@@ -488,3 +488,29 @@ def test_shrink_activations_keep_nan():
     x = torch.tensor([math.nan, 0.2, -1.0, 1.0], dtype=torch.float64)
     np.testing.assert_array_equal(np.array(F.softshrink(x).tolist()), [math.nan, 0.0, -0.5, 0.5])
     np.testing.assert_array_equal(np.array(F.hardshrink(x).tolist()), [math.nan, 0.0, -1.0, 1.0])
+
+
+def test_log_softmax_float32_gradient_near_probability_one_rounds_as_pytorch():
+    """g - exp(y) * sum(g) cancels where a probability is near 1; PyTorch's kernel rounds it once (a fused
+    multiply-add). Fuzzer seed 8361: PyTorch 2.13 gives -1.3177004 (float64: -1.3224668); numpy's float32
+    exp and two roundings gave -1.296875."""
+    x = torch.tensor([[-2.0], [-14.0]], requires_grad=True)
+    torch.log_softmax(x, dim=0).log2().sum().backward()
+    assert x.grad[0, 0].item() == -1.3177003860473633
+    assert x.grad[1, 0].item() == pytest.approx(1.309743881225586, rel=1e-6)
+
+
+def test_tanh_gelu_second_derivative_is_pytorchs_closed_form():
+    """PyTorch differentiates gelu_backward with gelu_double_backward; through the saturated tail the autograd
+    of the composite formula cancelled otherwise (fuzzer seed 14435: -7.04e-6 against PyTorch's -5.165e-6 at
+    x = -5.1 in float32; float64: -5.348e-6). The gradient node is itself differentiable twice more."""
+    x = torch.tensor([-5.1, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad(F.gelu(x, approximate="tanh").sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert gg[0].item() == pytest.approx(-5.165458787814714e-06, rel=1e-6)
+    assert gg[1].item() == pytest.approx(-0.10787512362003326, rel=1e-5)
+    x64 = torch.tensor([-5.1, -0.7, 0.3, 2.0], dtype=torch.float64, requires_grad=True)
+    assert gradgradcheck(lambda t: F.gelu(t, approximate="tanh"), (x64,))
+    w = torch.tensor([0.5, -1.5, 2.0, 1.0], dtype=torch.float64, requires_grad=True)
+    grad_of = lambda t, v: torch.autograd.grad(F.gelu(t, approximate="tanh"), t, v, create_graph=True)[0]  # noqa: E731
+    assert gradgradcheck(grad_of, (x64, w))

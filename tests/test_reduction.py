@@ -374,6 +374,21 @@ def test_second_derivatives_of_std_and_var_at_a_constant_input_match_pytorch():
     assert math.isnan(grad.item()) and math.isnan(torch.autograd.grad(grad.sum(), one)[0].item())
 
 
+def test_std_second_derivative_at_zero_is_nan_where_the_incoming_gradient_depends_on_the_input():
+    """PyTorch's std_backward, (grad / (2 std)).masked_fill_(std == 0, 0), differentiated again: the division's
+    gradient for grad is 0 / 0. So the second derivative is NaN for whatever the incoming gradient depends on
+    (fuzzer seeds 28593, 58746, 32865: std(x) / w, std(x) * x), while std(x) alone still gives 0 (above)."""
+    x = torch.full((3,), 1.5, dtype=torch.float64, requires_grad=True)
+    w = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    gx, gw = torch.autograd.grad(torch.std(x, correction=0) / w, [x, w], create_graph=True)
+    assert gx.tolist() == [0.0, 0.0, 0.0] and gw.item() == 0.0
+    ggx, ggw = torch.autograd.grad(gx.sum() + gw, [x, w])
+    assert ggx.tolist() == [0.0, 0.0, 0.0] and math.isnan(ggw.item())
+    x = torch.tensor(-1.0, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.std(x, dim=-1, correction=0) * x, x, create_graph=True)
+    assert g.item() == 0.0 and math.isnan(torch.autograd.grad(g, x)[0].item())
+
+
 @pytest.mark.parametrize(
     "fn, shape, expected, requires_grad",
     [  # PyTorch 2.13's gradient of .sum() under create_graph=True, and its requires_grad

@@ -440,3 +440,14 @@ def test_using_a_no_grad_view_after_its_base_changed_raises_as_pytorch():
         p.add_(1)
     with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and its base or another view of its"):
         (p * v.sum()).sum()
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3,)])
+def test_t_below_two_dims_is_a_new_view(shape):
+    """PyTorch's t() of a 0-/1-dim tensor is an alias (transpose(0, 0)), not the tensor itself: an in-place
+    view op on the input leaves it alone (fuzzer seeds 50869, 55145)."""
+    x = torch.zeros(shape)
+    y = x.t()
+    assert y is not x and y._base is x and y.shape == shape
+    x.unsqueeze_(0)
+    assert y.shape == shape and x.shape == (1,) + shape

@@ -151,11 +151,12 @@ class Div(Elementwise):
         a, b = self.saved_tensors
         if self.rounding_mode is not None:
             return (_zeros(grad) if self.needs_grad(0) else None), (_zeros(grad) if self.needs_grad(1) else None)
-        # -g * (a / b) / b rather than -g * a / (b * b): PyTorch's form, whose derivative at b = 0 is +-inf
-        # (through b * b it is inf * 0 = nan), and b * b does not underflow for tiny b; complex: conjugated
+        # -g * ((a / b) / b) rather than -g * a / (b * b): PyTorch's form (div_tensor_other_backward, grouped as it
+        # is, so float32 second derivatives round alike), whose derivative at b = 0 is +-inf (through b * b it is
+        # inf * 0 = nan), and b * b does not underflow for tiny b; complex: conjugated
         b_conj = conj_if_complex(b)
         return (grad / b_conj if self.needs_grad(0) else None), (
-            -grad * conj_if_complex(a / b) / b_conj if self.needs_grad(1) else None)
+            -grad * (conj_if_complex(a / b) / b_conj) if self.needs_grad(1) else None)
 
 
 class FloorDivide(Div):
@@ -233,6 +234,12 @@ class Pow(Elementwise):
     @property
     def array_derivative(self) -> bool:  # grad * (b * a ** (b - 1)): arithmetic when b is a number other than 0
         return self.exponent is not None and self.exponent not in (0, 0.5)  # a ** -0.5 is rsqrt (compute)
+
+    def forward(self, a, b):
+        result = super().forward(a, b)
+        if type(a) in _SCALAR_TYPES and type(result) is self.backend.ndarray and not result.flags.c_contiguous:
+            result = self.xp.ascontiguousarray(result)  # PyTorch's pow.Scalar allocates its output row-major
+        return result
 
     def compute(self, a, b):
         if type(b) in _SCALAR_TYPES:

@@ -18,10 +18,12 @@ import string
 from .. import _dtype
 from .._autocast_state import autocast_op
 from .._backends.dtypes import FLOAT32, is_bfloat16
+from ..autograd import grad_mode
 from ..tensor import Tensor, from_array, wrap_dim
 from .comparison import where
 from .op import Op
 from .promotion import conj_if_complex
+from .views import view_strides
 
 # c10's TypeMeta names, which PyTorch prints in matmul dtype errors ("float != double")
 _TYPE_META = {
@@ -151,7 +153,66 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch rules: vectors, matrices, and broadcast batches of matrices."""
     _check_matmul_dtype(input, other)
     _check_matmul(input, other)
+    batched = input.dim() > 2 or other.dim() > 2
+    if batched and grad_mode.state.enabled and (input.requires_grad or other.requires_grad):
+        input, other = _as_pytorch_saves(input, other)
     return Matmul.apply(input, other)
+
+
+def _reshape_copies(t: Tensor, shape, stride=None) -> bool:
+    """Whether reshaping ``t`` (of ``stride``, or its own) to ``shape`` needs a copy (PyTorch's computeStride)."""
+    return view_strides(t._array.shape, stride or t.stride(), shape) is None
+
+
+def _leading_dims_merge(t: Tensor, stride) -> bool:
+    """should_fold's test: the dims before the last two merge without a copy (or the tensor is empty)."""
+    shape = t._array.shape
+    return t.numel() == 0 or all(stride[i] == stride[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _as_pytorch_saves(a: Tensor, b: Tensor) -> tuple:
+    """The operands, each replaced by a copy of itself where PyTorch's composite matmul saves a reshaped copy
+    of it for the other's gradient (its fold into one mm, or its batch flattening for bmm): writing into such an
+    operand before backward is then no error, as in PyTorch (seed 97687). Values and gradients are unchanged."""
+    da, db = a.dim(), b.dim()
+    copy_a = copy_b = False
+    # 3-D @ 3-D with one batch of 1: PyTorch 2.13 squeezes it and folds when that operand requires grad (measured)
+    one_a, one_b = da == db == 3 and a._array.shape[0] == 1, da == db == 3 and b._array.shape[0] == 1
+    fold_a = (da >= 3 and db <= 2 and (b.requires_grad or _leading_dims_merge(a, a.stride()))) or (
+        one_b and not one_a and b.requires_grad)
+    fold_b = (db >= 3 and da <= 2 and (a.requires_grad or (da == 1 and _leading_dims_merge(b, _mT_stride(b))))) or (
+        one_a and not one_b and a.requires_grad)
+    if fold_a:
+        copy_a = _reshape_copies(a, (math.prod(a._array.shape[:-1]), a._array.shape[-1]))
+    elif fold_b:
+        t_shape = b._array.shape[:-2] + (b._array.shape[-1], b._array.shape[-2])  # fold b.mT
+        copy_b = view_strides(t_shape, _mT_stride(b), (math.prod(t_shape[:-1]), t_shape[-1])) is None
+    elif da >= 3 or db >= 3:  # bmm over the broadcast batch, each operand expanded then flattened
+        batch = _broadcast_batch(a._array.shape[:-2], b._array.shape[:-2])
+        flat = math.prod(batch)
+        copy_a = _expanded_reshape_copies(a, batch, flat)
+        copy_b = _expanded_reshape_copies(b, batch, flat)
+    if copy_a and b.requires_grad:
+        a = a.clone()
+    if copy_b and a.requires_grad:
+        b = b.clone()
+    return a, b
+
+
+def _mT_stride(t: Tensor) -> tuple:
+    stride = t.stride()
+    return stride[:-2] + (stride[-1], stride[-2])
+
+
+def _expanded_reshape_copies(t: Tensor, batch: tuple, flat: int) -> bool:
+    """Whether ``t.expand(batch + matrix).reshape(flat, *matrix)`` copies (a vector is a (k,) matrix here)."""
+    shape, stride = t._array.shape, t.stride()
+    matrix_dims = 1 if t.dim() == 1 else 2
+    own = len(shape) - matrix_dims
+    pad = len(batch) - max(own, 0)
+    ex_stride = [0] * pad + [0 if n == 1 and m != 1 else s for n, s, m in zip(shape[:own], stride[:own], batch[pad:])]
+    ex_shape = tuple(batch) + shape[own:] if own >= 0 else tuple(batch) + shape
+    return view_strides(ex_shape, tuple(ex_stride) + stride[own:], (flat,) + shape[own:]) is None
 
 
 @autocast_op("lower")
@@ -409,14 +470,23 @@ class Einsum(Op):
     operand is the einsum of the output gradient and the other operands, producing that operand's
     subscripts; a subscript only that operand has is summed away in forward, so it is broadcast back."""
 
-    def forward(self, *arrays, equation):
+    def forward(self, *arrays, equation, layout=None):
         self.equation = equation
-        self.save_inputs = tuple(range(len(arrays)))
+        n = len(arrays)
+        self.save_inputs = tuple(range(n))
+        # as PyTorch's composite einsum (mul/bmm): an operand is kept only for the other operands' gradients
+        self.saved_when = {i: tuple(j for j in range(n) if j != i) for i in range(n)}
+        self.shapes = [a.shape for a in arrays]
         if arrays and is_bfloat16(arrays[0].dtype):  # numpy's einsum has no bfloat16: float32, rounded once
             return self.xp.einsum(equation, *(a.astype(FLOAT32) for a in arrays)).astype(arrays[0].dtype)
-        out = self.xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
-        if not isinstance(out, self.backend.ndarray) or any(self.xp.may_share_memory(out, a) for a in arrays):
-            out = self.xp.array(out, copy=True)  # einsum may return a view of an operand ('ij->ji')
+        inputs, output = equation.split("->")
+        # layout: the output's dims in PyTorch's memory order (outermost first); computed so, permuted back
+        out = self.xp.einsum(f"{inputs}->{layout or output}", *arrays, optimize=n > 1)
+        if (not isinstance(out, self.backend.ndarray) or any(self.xp.may_share_memory(out, a) for a in arrays)
+                or (layout is not None and not out.flags.c_contiguous)):
+            out = self.xp.array(out, order="C")  # einsum may return a view of an operand, or any layout
+        if layout is not None and layout != output:
+            out = out.transpose([layout.index(c) for c in output])
         return out
 
     def backward(self, grad):
@@ -424,7 +494,7 @@ class Einsum(Op):
         inputs, output = self.equation.split("->")
         subscripts = inputs.split(",")
         grads = []
-        for i, (operand, target) in enumerate(zip(operands, subscripts)):
+        for i, target in enumerate(subscripts):
             if not _needs_grad(self, i):
                 grads.append(None)
                 continue
@@ -435,7 +505,7 @@ class Einsum(Op):
             # (complex: grad times the conjugates of the other operands)
             g = Einsum.apply(grad, *[conj_if_complex(t) for _, t in others], equation=f"{terms}->{kept}")
             if kept != target:  # subscripts summed in forward come back as broadcast dims
-                shape = operand._array.shape
+                shape = self.shapes[i]
                 g = g.reshape([shape[k] if c in available else 1 for k, c in enumerate(target)]).expand(shape)
             grads.append(g)
         return tuple(grads)
@@ -554,11 +624,71 @@ def einsum(*args) -> Tensor:
                     f"has size {n} for operand {i} which does not broadcast with previously seen size {seen}"
                 )
             sizes[c] = max(seen, n) if seen != 1 else n
+    if all(c in output for sub in subscripts for c in sub) and len(operands) <= 2:
+        # nothing is summed: PyTorch permutes the operand (a view of it) or multiplies the two aligned operands
+        aligned = [_aligned(t, sub, output) for t, sub in zip(operands, subscripts)]
+        return aligned[0] if len(aligned) == 1 else aligned[0] * aligned[1]
+    layout = _pair_layout(operands, subscripts, output) if len(operands) == 2 else output
+    if len(operands) == 2 and grad_mode.state.enabled and (operands[0].requires_grad or operands[1].requires_grad):
+        # where PyTorch's sumproduct_pair saves a reshaped copy (or a partial sum) of an operand for the other's
+        # gradient, writing into that operand before backward is no error (seed 33376): save a copy too
+        for i in (0, 1):
+            if operands[1 - i].requires_grad and _pair_saves_copy(operands, subscripts, output, i):
+                operands[i] = operands[i].clone()
     for i, (sub, t) in enumerate(zip(subscripts, operands)):
         full = tuple(sizes[c] for c in sub)
         if full != t._array.shape:
             operands[i] = t.expand(full)
-    return Einsum.apply(*operands, equation=",".join(subscripts) + "->" + output)
+    return Einsum.apply(*operands, equation=",".join(subscripts) + "->" + output, layout=layout)
+
+
+def _aligned(t: Tensor, sub: str, output: str) -> Tensor:
+    """A view of ``t`` (subscripts ``sub``) with its dims in ``output``'s order and size 1 for the others."""
+    if sub != "".join(c for c in output if c in sub):
+        t = t.permute([sub.index(c) for c in output if c in sub])
+    if len(sub) != len(output):
+        t = t.view([t._array.shape[sub_order.index(c)] if c in sub else 1 for c in output]
+                   if (sub_order := "".join(c for c in output if c in sub)) else [1] * len(output))
+    return t
+
+
+def _pair_saves_copy(operands, subscripts, output: str, i: int) -> bool:
+    """Whether PyTorch's einsum hands operand ``i`` of a pair to its bmm as a copy: summed first over a dim only it
+    has, or permuted to (shared dims, own dims, summed dims) (the right operand: shared, summed, own) in a way
+    its reshape into three dims cannot view."""
+    def size(j, c):
+        return operands[j]._array.shape[subscripts[j].index(c)] if c in subscripts[j] else 1
+
+    sub, t = subscripts[i], operands[i]
+    summed = [c for c in sub if c not in output]
+    if any(size(i, c) != 1 and size(1 - i, c) == 1 for c in summed):
+        return True  # summed out before the product: PyTorch keeps the sum
+    contracted = [c for c in summed if size(i, c) != 1]
+    if not contracted:
+        return False  # a plain product (mul): the operand itself is kept
+    shared = [c for c in output if size(0, c) != 1 and size(1, c) != 1]
+    own = [c for c in output if c not in shared and size(i, c) != 1]
+    groups = [shared, own, contracted] if i == 0 else [shared, contracted, own]
+    order = [c for g in groups for c in g]
+    shape = tuple(size(i, c) for c in order)
+    stride = tuple(t.stride()[sub.index(c)] for c in order)
+    return view_strides(shape, stride, tuple(math.prod(size(i, c) for c in g) for g in groups)) is None
+
+
+def _pair_layout(operands, subscripts, output: str) -> str:
+    """The output's dims from outermost to innermost in memory, as PyTorch's sumproduct_pair lays out its bmm
+    (measured on PyTorch 2.13): the dims both operands have (size > 1), then those of the operand that has the
+    first of the other output dims, then the rest; each group in output order."""
+    def size(i, c):
+        sub = subscripts[i]
+        return operands[i]._array.shape[sub.index(c)] if c in sub else 1
+
+    both = [c for c in output if size(0, c) != 1 and size(1, c) != 1]
+    first = next((c for c in output if c not in both and size(0, c) != 1), None)
+    first_b = next((c for c in output if c not in both and size(1, c) != 1), None)
+    lead = 1 if first_b is not None and (first is None or output.index(first_b) < output.index(first)) else 0
+    left = [c for c in output if c not in both and size(lead, c) != 1]
+    return "".join(both + left + [c for c in output if c not in both and c not in left])
 
 
 # the old top-level names of linalg functions -------------------------------------------------

@@ -9,6 +9,7 @@ from .._device import device as Device
 from ..memory_format import checked, contiguous_format, format_strides, preserve_format
 from ..tensor import Tensor
 from .op import Op
+from .promotion import in_operands_layout
 
 
 class ToCopy(Op):
@@ -47,6 +48,10 @@ class Clone(Op):
             out = self.backend.as_strided(self.xp.empty(x.size, dtype=x.dtype), x.shape, order, 0)
             out[...] = x
             return out
+        if order == "K" and any(n > 1 and s == 0 for n, s in zip(x.shape, x.strides)):
+            # an expanded input: PyTorch's empty_like infers dense strides as TensorIterator orders dims (a
+            # stride-0 dim stays in place); numpy's order 'K' moves it
+            return in_operands_layout(x.copy(order="C"), (x,), self.xp)
         return x.copy(order=order)
 
     def backward(self, grad):

@@ -641,9 +641,10 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
         if index.numel() != available:
             raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal to "
                                f"source.size(dim): ({available}), for dim: {d}")
-    # PyTorch's CPU kernel names an index out of range along the first or last dim of a 2+-dim tensor
-    # (a RuntimeError); along a middle dim, or of a 1-dim tensor, it is "index out of range in self".
-    outer = input.dim() > 1 and wrap_dim(dim, input.dim()) in (0, input.dim() - 1)
+    # PyTorch's CPU kernel names an index out of range along the first or last dim of a 2+-dim tensor when
+    # alpha is 1 (its scatter_add path: a RuntimeError); along a middle dim, with another alpha, or of a 1-dim
+    # tensor, it is "index out of range in self".
+    outer = input.dim() > 1 and wrap_dim(dim, input.dim()) in (0, input.dim() - 1) and alpha == 1
     error = RuntimeError if outer else IndexError
     if input.dim() > 1 and input.numel() == 0:  # PyTorch's kernel returns before it reads the indices
         return IndexAdd.apply(input, source, index=None, dim=wrap_dim(dim, input.dim()), alpha=alpha)

@@ -15,10 +15,12 @@ The errors PyTorch raises to keep this sound are raised here too (``check_inplac
 
 from __future__ import annotations
 
+import math
+
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, edge_of
-from ..tensor import Tensor, legacy_type_name
+from ..tensor import Tensor, legacy_type_name, view_requires_grad
 from .op import Op
 from .views import (
     AsStrided,
@@ -52,6 +54,11 @@ _NO_OVERLAP = frozenset({"index_add_", "index_copy_", "scatter_", "scatter_add_"
 _OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
     "location. Please clone() the tensor before performing the operation."
+)
+
+_INTERNAL_OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+    "Please clone() the tensor before performing the operation."
 )
 
 
@@ -88,15 +95,19 @@ def _is_dense(t: Tensor) -> bool:
     return end - start == t._array.size and not _overlaps(t._array.shape, t.stride())
 
 
+def has_internal_overlap(t: Tensor) -> bool:
+    """PyTorch's has_internal_overlap answering Yes: a non-empty tensor with a dim of size > 1 and stride 0 (an
+    expanded one). Other overlaps (as_strided or unfold windows) are "too hard" for PyTorch, which writes them."""
+    shape = t._array.shape
+    return t._array.size > 0 and any(n > 1 and s == 0 for n, s in zip(shape, t.stride()))
+
+
 def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -> None:
     """PyTorch's checks that keep in-place writes sound (VariableTypeUtils check_inplace and
     handle_view_on_rebase). The first two hold always; the rest only when the write is recorded.
     An in-place view op (``t_``) writes no element, so overlapping memory is no reason to refuse it."""
-    if writes_elements and _overlaps(self._array.shape, self.stride()):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-            "location. Please clone() the tensor before performing the operation."
-        )
+    if writes_elements and has_internal_overlap(self):
+        raise RuntimeError(_INTERNAL_OVERLAP_MESSAGE)
     meta = self._meta
     if meta is not None and meta.is_inference and not grad_mode.state.inference:
         raise RuntimeError(
@@ -109,7 +120,9 @@ def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -
         check_view_rebase(self, indirect=False)
         if meta.base._grad_fn is None and self.requires_grad:  # the base is a leaf (requiring grad or not)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if self._grad_fn is None and self._requires_grad:
+    # PyTorch tests the view's stored grad_fn, not a refreshed one: a view made before its base required grad,
+    # whose history nothing has read since the base was written, counts as a leaf that requires grad.
+    if self._grad_fn is None and (self._requires_grad or view_requires_grad(self)):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -176,8 +189,23 @@ def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
             f"{op_name}: result type {_LEGACY[result.dtype.name]} can't be cast to the desired output type "
             f"{_LEGACY[self.dtype.name]}"
         )
-    self._array[...] = result._array
+    if op_name in _OVERLAP_ALLOWED and has_internal_overlap(self):
+        _write_changed(self._array, result._array, self._storage.backend.xp)
+    else:
+        self._array[...] = result._array
     self._storage.version += 1
+
+
+def _write_changed(target, values, xp) -> None:
+    """Write only the elements whose bits change: where elements share memory (an expanded tensor), a fill
+    writes the filled positions, as PyTorch's kernel does, and an untouched alias does not write back the
+    old value over them."""
+    if values.dtype.kind == "f":
+        bits = xp.dtype(f"u{values.dtype.itemsize}")
+        changed = values.view(bits) != xp.ascontiguousarray(target).view(bits)
+    else:
+        changed = values != target
+    target[changed] = values[changed]
 
 
 def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Tensor:
@@ -285,6 +313,12 @@ class CopySlices(Node):
         return self.fn.wrap_grad(array, self.fn_output_nr)
 
     def _evaluate(self, grad):
+        size, stride = self.region[:2]
+        if self.next_functions[self.view_input][0] is not None and math.prod(size) and any(
+                n > 1 and s == 0 for n, s in zip(size, stride)):
+            # PyTorch copies the op's gradient into the view's region of the base's gradient: an expanded
+            # region (a fill_/masked_fill_ through an expand) refuses that copy, as a write would
+            raise RuntimeError(_INTERNAL_OVERLAP_MESSAGE)
         whole, region_grad = self._whole_and_region(grad)
         grads = [None] * self.fn._n_outputs
         grads[self.fn_output_nr] = region_grad
@@ -556,7 +590,11 @@ def setitem(self: Tensor, index, value) -> None:
     _check_assignable(self, value)
     basic = normalize_basic_index(index, self.dim())
     if basic is not None:
-        target = Index.apply(self, basic)
+        # PyTorch's applySlice returns self for a slice from 0 (or none) to the end with step 1: an index made of
+        # only those writes into self itself, not through a view (no CopySlices; a leaf is "a leaf", seed 98224)
+        whole = all(isinstance(i, slice) and i.start in (None, 0) and i.step in (None, 1)
+                    and (i.stop is None or i.stop >= n) for i, n in zip(basic, self._array.shape))
+        target = self if whole and len(basic) <= self.dim() else Index.apply(self, basic)
         # PyTorch's copy_to: a value of the target's shape is copied as it is, a 0-d one fills it
         if isinstance(value, Tensor) and value._array.shape != target._array.shape:
             if not value._array.shape:

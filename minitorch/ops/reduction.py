@@ -329,6 +329,8 @@ def _cum_extremum(name: str, largest: bool, input: Tensor, dim: int):
     if input.dim() == 0:
         wrap_dim(dim, 0)
         return _on_0d(lambda t, d: _cum_extremum(name, largest, t, d), input)
+    if input.numel() == 0 and not -input.dim() <= dim < input.dim():
+        dim = 0  # PyTorch's cummax_out skips an empty input before it reads dim: any dim is accepted
     dim = wrap_dim(dim, input.dim())
     return result_type(*CumExtremum.apply(input, dim, largest))
 
@@ -594,27 +596,20 @@ class Var(Op):
         x, *out = self.saved_tensors  # out: [std], or [] for var
         shape, dims = self.input_shape, self.dims
         grad = restore_dims(grad, shape, dims, self.keepdim)
-        if self.take_sqrt:
-            grad = _safe_divide(grad, restore_dims(out[0], shape, dims, self.keepdim))
+        if self.take_sqrt:  # PyTorch's std_backward, composed as it is: its second derivative at std == 0 is
+            # NaN wherever the incoming gradient depends on the input (0 / 0 in the division's backward)
+            std = restore_dims(out[0], shape, dims, self.keepdim)
+            grad = (grad / (std * 2)).masked_fill(std == 0, 0.0)
         if self.whole and self.dof <= 0:
             return grad * where(x == x.mean(), math.nan, _INF).to(x.dtype)
         centered = x - x.mean(dims, keepdim=True)
-        two = 1 if self.take_sqrt else 2
-        return grad * centered * (two / self.dof if self.dof else _INF)
+        return (2 / self.dof if self.dof else _INF) * grad * centered
 
 
 def _sign(x: Tensor) -> Tensor:
     """-1, 0 or 1 as x's dtype: the sign op, as PyTorch's norm_backward uses sgn. Its derivative is 0, but it is
     recorded, so under create_graph the gradient of norm(x, 1) still depends on x (second derivative 0)."""
     return x.sign()
-
-
-def _safe_divide(numerator: Tensor, denominator: Tensor) -> Tensor:
-    """``numerator / denominator``, 0 where the denominator is 0; no inf or nan even in double backward."""
-    from .comparison import where
-
-    zero = denominator == 0
-    return where(zero, 0.0, numerator / where(zero, 1.0, denominator))
 
 
 def _var_args(name: str, input: Tensor, dim, unbiased, keepdim, correction):

@@ -331,7 +331,7 @@ swapaxes = swapdims = transpose
 def t(input: Tensor) -> Tensor:
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
-    return input if input.dim() < 2 else transpose(input, 0, 1)
+    return transpose(input, 0, 0 if input.dim() < 2 else 1)  # below 2 dims: a new view (an alias), as PyTorch
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:

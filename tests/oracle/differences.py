@@ -17,4 +17,14 @@ DIFFERENCES = {
     "NON_FINITE": ("docs/differences.md, 'dtypes and numbers': gradients through infinities. A gradient that differs "
                    "only where one side is NaN or infinite, in a program with a non-finite forward value, is "
                    "counted (pending.KNOWN_OUTCOMES, its DELIBERATE entry), not failed."),
+    "OVERLAPPING_WRITE": ("docs/differences.md, 'Views and in-place ops': an in-place op on a tensor whose elements "
+                          "share memory without being expanded (overlapping as_strided or unfold windows) is allowed "
+                          "in both, but PyTorch writes element after element (its result depends on its loop order, "
+                          "which its docs call undefined) and minitorch computes every element from the values "
+                          "before the write. The oracle accepts that step's values and checks what follows op by op "
+                          "(program.overlapping_target, counted as overlapping_write)."),
+    "GELU_OF_INF": ("docs/differences.md, 'dtypes and numbers': PyTorch's vectorized float32 kernel of the exact "
+                    "`gelu` gives NaN at +inf (its one-element path and its float64 kernel give inf); minitorch "
+                    "gives inf. The oracle accepts a float32 `F.gelu` value that differs only there "
+                    "(program.gelu_of_inf, counted as gelu_of_inf) and checks what follows op by op."),
 }

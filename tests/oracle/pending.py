@@ -55,10 +55,6 @@ for _op, _e in _NEW.items():
     PENDING.setdefault(_op, []).append(_e)
 
 
-def _msg(x):
-    return getattr(x, "msg", "") or ""
-
-
 def _step_op(outcome):
     return outcome.where.split(" ")[-1] if outcome.where.startswith("step") else ""
 
@@ -72,10 +68,15 @@ KNOWN_OUTCOMES = [
      "incoming gradient; lgamma/digamma at their poles",
      lambda p, o, ns: o.check in ("grad", "grad create_graph", "gradgrad") and o.failure.endswith("values differ")
      and _differs_only_non_finite(o.exp["values"], o.got["values"]) and _forward_non_finite(p, ns)),
-    ("NEW: PyTorch treats a leaf whose empty view received a value requiring grad as a leaf requiring grad "
-     "(its in-place ops then raise); minitorch does not",
-     lambda p, o, ns: o.got is None and "a leaf Variable that requires grad" in _msg(o.exp)
-     and any(0 in lf.data.shape for lf in p.leaves)),
+    ("DELIBERATE (docs/differences.md, 'dtypes and numbers'): mish's second derivative where exp(x) overflows: "
+     "PyTorch differentiates log1p(exp(x)), which gives inf / inf = NaN there; minitorch's softplus is finite",
+     lambda p, o, ns: o.check in ("grad create_graph", "gradgrad") and o.failure.endswith("values differ")
+     and _differs_only_non_finite(o.exp["values"], o.got["values"]) and _mish_input_overflows(p, ns)),
+    ("DELIBERATE (docs/differences.md, 'dtypes and numbers'): the sign of a zero remainder: PyTorch's scalar "
+     "kernel keeps fmod's sign (remainder(-1., 1.) is -0.0; its vectorized kernel gives 0.0), minitorch's is the "
+     "divisor's, as numpy's; gradients through that zero (a ** 0.5) then differ between -inf, inf and NaN",
+     lambda p, o, ns: o.check in ("grad", "grad create_graph", "gradgrad") and o.failure.endswith("values differ")
+     and _differs_only_non_finite(o.exp["values"], o.got["values"]) and _remainder_zero_sign(p, ns)),
 ]
 
 
@@ -84,6 +85,29 @@ def _differs_only_non_finite(exp, got):
     e, g = exp.astype(np.float64), got.astype(np.float64)
     both = np.isfinite(e) & np.isfinite(g)
     return not np.any(both & ~np.isclose(e, g, rtol=1e-3, atol=1e-5))
+
+
+def _mish_input_overflows(prog, ns):
+    """An F.mish step reads an x whose exp overflows in its dtype."""
+    for s in prog.steps:
+        if s.op == "F.mish":
+            x = eval(s.inputs[0], ns)  # noqa: S307 - a variable reference of our own program
+            limit = 88.72 if str(x.dtype) == "torch.float32" else 709.78
+            if bool((x.detach() > limit).any()):
+                return True
+    return False
+
+
+def _remainder_zero_sign(prog, ns):
+    """A remainder step's output has a zero whose sign is not its divisor's (PyTorch's scalar kernel)."""
+    for s in prog.steps:
+        if "remainder" in s.op and len(s.inputs) > 1:
+            out, b = ns.get(s.out), eval(s.inputs[1], ns)  # noqa: S307 - our own program's references
+            out = out.detach().numpy()
+            b = np.broadcast_to(b.detach().numpy() if hasattr(b, "detach") else np.asarray(b), out.shape)
+            if np.any((out == 0) & (np.signbit(out) != np.signbit(b))):
+                return True
+    return False
 
 
 def _forward_non_finite(prog, ns):

@@ -311,6 +311,8 @@ class Outcome:
     unimplemented_in_pytorch: bool = False  # PyTorch raised "derivative ... is not implemented"
     layout_inherited: bool = False  # a view's input is contiguous in one module only (contiguity not compared)
     float32_rounding: bool = False  # a float32 gradient differed within PyTorch's own float32 rounding error
+    overlapping_write: bool = False  # an in-place op wrote a tensor whose elements share memory (as_strided windows)
+    gelu_of_inf: bool = False  # PyTorch's vectorized float32 gelu gives NaN at +inf (minitorch: inf)
     exp: object = None
     got: object = None
 
@@ -338,6 +340,41 @@ def run_step(ns, label, src, step):
     before = _first_tensor_input(ns, step) if OPS[step.op].kind in ("index", "inplace") else None
     err = exec_line(src, ns, step.out)
     return err, before, (None if err else _snap_step(ns, step, OPS[step.op].kind == "view"))
+
+
+def overlapping_target(ns, step):
+    """The in-place op's first input has elements that share memory without a stride-0 dim (overlapping
+    as_strided or unfold windows): PyTorch writes it element by element, so its result depends on its loop
+    order (its docs call it undefined; differences.OVERLAPPING_WRITE). An expanded one raises in both."""
+    try:
+        x = eval(step.inputs[0], ns)  # noqa: S307 - a variable reference of our own program
+    except Exception:  # noqa: BLE001
+        return False
+    if not is_tensor(x) or x.numel() < 2:
+        return False
+    dims = sorted((s, n) for n, s in zip(x.shape, x.stride()) if n > 1)
+    extent = 1
+    for s, n in dims:
+        if s < extent:
+            return True
+        extent += s * (n - 1)
+    return False
+
+
+def gelu_of_inf(ns, step, exp, got):
+    """PyTorch's vectorized float32 kernel of the exact gelu returns NaN at +inf (its scalar path, used for one
+    element, and its float64 kernel return inf, as minitorch does: differences.GELU_OF_INF). True when the
+    values differ only there."""
+    if step.op != "F.gelu" or not isinstance(exp, dict) or exp["dtype"] != "float32":
+        return False
+    try:
+        x = eval(step.inputs[0], ns).detach().numpy()  # noqa: S307 - a variable reference of our own program
+    except Exception:  # noqa: BLE001
+        return False
+    e, g = exp["values"], got["values"]
+    at_inf = np.isposinf(x) if x.shape == e.shape else np.zeros(e.shape, bool)
+    return bool(at_inf.any() and np.all(np.isnan(e[at_inf]) & np.isposinf(g[at_inf]))
+                and close(e[~at_inf], g[~at_inf], "float32", "value"))
 
 
 def partial_write(ns, step, before):
@@ -405,6 +442,12 @@ def compare(prog, torch_mod, mini_mod, torch_ref=None):
             # indices differ among ties (differences.TIES): what depends on them is checked op by op, and
             # the gradients (routed by those indices) for structure only
             res.diverged = True
+        if d and "values differ" in d and OPS[step.op].kind == "inplace" and overlapping_target(ns_m, step):
+            res.overlapping_write = res.diverged = True  # later values: op by op; gradients: structure only
+            continue
+        if d == "values differ" and gelu_of_inf(ns_m, step, exp, got):
+            res.gelu_of_inf = res.diverged = True  # what follows: op by op, gradients for structure only
+            continue
         if d and "values differ" in d and op_locally_right(prog, step, mini_mod, torch_mod, got):
             res.diverged = True
             continue
@@ -434,9 +477,15 @@ def float64_reference(prog, torch_mod):
     p.weights = {k: w.astype(np.float32).astype(np.float64) for k, w in p.weights.items()}
     p.weights2 = {k: w.astype(np.float32).astype(np.float64) for k, w in p.weights2.items()}
     ns = namespace(torch_mod, p)
+    largest = {}  # phase -> the largest finite gradient any node of that backward pass received or sent
+    roots = {"backward": "L", "grad create_graph": "L", "second derivative": "L2"}
+    phase, seen = [None], set()
     for label, src in p.lines() + p.grad_lines():
+        if label in roots:
+            phase[0] = label
+            _watch_magnitudes(ns.get(roots[label]), largest, phase, seen)
         exec_line(src, ns, label.split(" ")[1] if label.startswith("step") else None)
-    out = {}
+    out = {"_largest": largest}
     leaves = [lf.name for lf in p.leaves if lf.requires_grad]
     for i, x in enumerate(leaves):
         out[f"{x}.grad"] = snap(getattr(ns.get(x), "grad", None))
@@ -447,9 +496,36 @@ def float64_reference(prog, torch_mod):
     return out
 
 
-def within_reference_error(exp, got, ref):
+def _watch_magnitudes(root, largest, phase, seen):
+    """Hook every node of root's graph (once: ``seen``) to record the largest finite gradient it handles under
+    the current ``phase[0]``."""
+    fn = getattr(root, "grad_fn", None)
+    stack = [fn] if fn is not None else []
+
+    def hook(grad_inputs, grad_outputs):
+        for t in tuple(grad_inputs) + tuple(grad_outputs):
+            if t is not None and t.numel():
+                a = t.detach().abs()
+                a = a[a.isfinite()]
+                if a.numel():
+                    largest[phase[0]] = max(largest.get(phase[0], 0.0), float(a.max()))
+
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        node.register_hook(hook)
+        stack.extend(nf for nf, _ in node.next_functions)
+
+
+def within_reference_error(exp, got, ref, largest=0.0):
     """A float32 gradient is as close to the float64 reference as PyTorch's own float32 one is (twice its
-    error, plus the float32 tolerance): rounding in a cancelling sum, not a wrong formula."""
+    error, plus the float32 tolerance): rounding in a cancelling sum, not a wrong formula. ``largest``: the
+    largest gradient the (float64) backward pass handled on the way; float32 rounds each step to about 2^-24
+    of what it handles, so a result far smaller than that may be off by a few of those ulps (PyTorch's own
+    error is then small only by luck of its evaluation order; seed 79838: 1 / x^2 terms of 8000 cancelling
+    to 0.05)."""
     if not (isinstance(exp, dict) and isinstance(got, dict) and isinstance(ref, dict)):
         return False
     e, g, r = (x["values"].astype(np.float64) for x in (exp, got, ref))
@@ -460,6 +536,7 @@ def within_reference_error(exp, got, ref):
         return False
     rtol, atol = TOL["float32"]["grad"]
     bound = 2 * np.abs(e[fin] - r[fin]) + atol * max(1.0, float(np.abs(r[fin]).max(initial=0))) + rtol * np.abs(r[fin])
+    bound = bound + 8 * float(np.finfo(np.float32).eps) * largest
     return bool(np.all(np.abs(g[fin] - r[fin]) <= bound))
 
 
@@ -500,7 +577,7 @@ def grad_phase(prog, ns_t, ns_m, res, torch_mod):
             if d == "values differ" and prog.dtype == "float32":
                 if ref64 is None:
                     ref64 = float64_reference(prog, torch_mod)
-                if within_reference_error(exp, got, ref64.get(what)):
+                if within_reference_error(exp, got, ref64.get(what), ref64["_largest"].get(label, 0.0)):
                     res.float32_rounding = True
                     continue
             if d == "requires_grad True != PyTorch's False" and diff({**exp, "requires_grad": True}, got) is None:

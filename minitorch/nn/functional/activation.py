@@ -204,6 +204,8 @@ class Gelu(Activation):
     def backward(self, grad):
         (x,) = self.saved_tensors
         approximate = self.params[0]
+        if approximate == "tanh" and grad_mode.state.enabled:  # create_graph: PyTorch's gelu_backward node
+            return GeluTanhBackward.apply(grad, x)
         if approximate == "tanh":
             cdf = None
         elif grad_mode.state.enabled:  # create_graph: Phi(x) must carry its own derivative
@@ -218,6 +220,34 @@ class Gelu(Activation):
 
 
 OPS["gelu"] = Gelu
+
+
+class GeluTanhBackward(Op):
+    """The tanh GELU's gradient as a node of its own, as PyTorch's gelu_backward: its derivative for the input
+    is PyTorch's closed form (gelu_double_backward), so second derivatives round as PyTorch's do. Through the
+    saturated tails the composite formula's autograd cancelled differently: 30% off in float32 (seed 14435)."""
+
+    save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (0, 1)}
+
+    def forward(self, grad, x):
+        t = self.xp.tanh(_TANH_GELU_K * (x + 0.044715 * x * x * x))
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _TANH_GELU_K * (1 + 3 * 0.044715 * x * x))
+
+    def backward(self, gg):
+        grad, x = self.saved_tensors
+        grad_grad = GeluTanhBackward.apply(gg, x) if self.needs_grad(0) else None
+        grad_x = None
+        if self.needs_grad(1):  # PyTorch's gelu_double_backward, approximate='tanh'
+            inner = _TANH_GELU_K * (x + 0.044715 * (x * x * x))
+            tanh_inner, sech_inner = inner.tanh(), 1 / inner.cosh()
+            f = 0.5 * x
+            g = 1 - tanh_inner * tanh_inner
+            h = _TANH_GELU_K * (1 + 3 * 0.044715 * x * x)
+            g_prime = (2 * sech_inner) * (-sech_inner * tanh_inner) * h
+            h_prime = 6 * 0.044715 * x * _TANH_GELU_K
+            grad_x = gg * grad * (2 * (0.5 * g * h) + f * h * g_prime + f * g * h_prime)
+        return grad_grad, grad_x
 
 
 def _apply(name: str, input: Tensor, *params) -> Tensor:
@@ -480,7 +510,14 @@ class LogSoftmax(Op):
 
     def backward(self, grad):
         (y,) = self.saved_tensors
-        return grad - y.exp() * grad.sum(self.dim, keepdim=True)
+        total = grad.sum(self.dim, keepdim=True)
+        if y.dtype is not _dtype.float32:
+            return grad - y.exp() * total
+        # float32, where p = exp(y) is near 1, g - p * sum(g) cancels (seed 8361): PyTorch's kernel computes it
+        # with one rounding (a fused multiply-add) from a p within an ulp; numpy's float32 exp is up to ~2 ulp
+        # off. So p is exp in float64 rounded once, and the product and difference are taken in float64.
+        p = y.double().exp().to(y.dtype)
+        return (grad.double() - p.double() * total.double()).to(y.dtype)
 
 
 def _softmax_dim(name: str, ndim: int) -> int:

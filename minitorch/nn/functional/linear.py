@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 from ..._autocast_state import autocast_op
+from ...autograd import grad_mode
 from ...ops.op import Op
 from ...ops.promotion import conj_if_complex
+from ...ops.views import view_strides
 from ...tensor import Tensor
 from .activation import scalar_type_name
 
@@ -20,6 +22,7 @@ class Linear(Op):
     the engine."""
 
     save_inputs = (0, 1)
+    saved_when = {0: (1,), 1: (0,)}  # as PyTorch's addmm/mm: each only for the other's gradient
 
     def forward(self, x, weight, bias=None):
         self.has_bias = bias is not None
@@ -72,6 +75,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear(): bias of shape {list(bias.shape)} does not match out_features={weight.shape[0]} "
             f"of weight {list(weight.shape)}"
         )
+    if input.dim() > 2 and weight.requires_grad and grad_mode.state.enabled and view_strides(
+            input._array.shape, input.stride(), (math.prod(input.shape[:-1]), input.shape[-1])) is None:
+        # PyTorch folds such an input into a matrix for its mm (matmul's fold): a copy, which is what it saves for
+        # the weight's gradient; writing into the input before backward is then allowed
+        input = input.clone()
     if vector_weight:
         out = Linear.apply(input, weight, None).squeeze(-1)
         return out if bias is None else out + bias
