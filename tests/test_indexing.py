@@ -728,3 +728,24 @@ def test_index_add_out_of_range_errors_follow_pytorchs_kernels():
     with pytest.raises(IndexError, match="index out of range in self"):
         torch.zeros(3, 1, 2).index_add_(1, index, torch.ones(3, 3, 2))
     assert x.sum().item() == 0.0
+
+
+def test_index_add_saves_its_source_for_the_sources_gradient():
+    """PyTorch saves source (for source.dim() and expand_as): writing into it before backward raises, also when it
+    is an empty view of the tensor index_add_ writes (fuzzer seed 110008); a source needing no gradient is not
+    saved."""
+    x = torch.ones(3, 2, requires_grad=True)
+    source = torch.ones(2, 2, requires_grad=True) * 1
+    z = (x * 1).index_add(0, torch.tensor([0, 2]), source)
+    source.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    plain = torch.ones(2, 2)
+    z = (x * 1).index_add(0, torch.tensor([0, 2]), plain)
+    plain.mul_(2)
+    z.sum().backward()
+    assert x.grad.sum().item() == 6.0
+    y = torch.ones(1, 1, 1, requires_grad=True) * 2
+    y.index_add_(0, torch.tensor([], dtype=torch.int64), y[0:0], alpha=-2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

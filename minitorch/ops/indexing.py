@@ -524,6 +524,12 @@ class IndexSelect(Op):
 
 
 class IndexAdd(Op):
+    # PyTorch saves source for its own gradient (it reads source.dim() and expands to its shape): writing into
+    # source before backward raises, even when source is an (empty) view of the tensor index_add_ writes (seed
+    # 110008)
+    save_inputs = (1,)
+    saved_when = {1: (1,)}
+
     def forward(self, x, source, index, dim, alpha):
         self.index, self.dim, self.alpha = index, dim, alpha
         out = x.copy()
@@ -534,6 +540,8 @@ class IndexAdd(Op):
         return out
 
     def backward(self, grad):
+        if self.needs_grad(1):
+            self.saved_tensors  # noqa: B018 - unpacking checks the saved source's version
         if self.index is None:  # PyTorch's backward is index_select(grad, dim, index), which refuses this
             if self.empty_dim:
                 raise RuntimeError(_EMPTY_AXIS)
