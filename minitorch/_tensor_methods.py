@@ -258,7 +258,7 @@ METHODS: dict[str, object] = {
 # methods the sparse and quantized subclasses define differently
 SPARSE_METHODS: dict[str, object] = {
     "coalesce": sparse_ops.coalesce, "to_dense": sparse_ops.to_dense, "to_sparse": sparse_ops.to_sparse,
-    "sparse_mask": sparse_ops.sparse_mask,
+    "sparse_mask": sparse_ops.sparse_mask, "_accumulate_into": sparse_ops.accumulate_into,
 }
 QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize}
 

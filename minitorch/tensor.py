@@ -446,7 +446,7 @@ class Tensor:
         was set gets a fresh one built from its base's current history (PyTorch's stale-view rule)."""
         meta = self._meta
         if meta is not None and meta.base is not None and meta.view_version != self._storage.version:
-            from .ops.inplace import refresh_view_grad_fn
+            from .autograd.view_history import refresh_view_grad_fn
 
             refresh_view_grad_fn(self)
         return self._grad_fn
@@ -583,11 +583,16 @@ class Tensor:
     def name(self):
         return None if self._meta is None else self._meta.name
 
-    def _add_in_place(self, other: Tensor) -> None:
-        """``self += other`` on the data, for gradient accumulation (no graph, bumps the version)."""
-        xp = self._storage.backend.xp
-        xp.add(self._array, other._array, out=self._array)
-        self._storage.version += 1
+    def _accumulate_into(self, grad: Tensor) -> Tensor:
+        """A leaf's ``.grad`` plus this gradient, as backward accumulates them (no graph): in place into a
+        strided ``grad`` (bumping its version); a sparse ``.grad`` plus a strided gradient is a new strided one.
+        The engine's only layout-specific step: SparseTensor overrides it (sparse/ops.py, accumulate_into)."""
+        if grad.is_sparse:
+            return self + grad
+        xp = grad._storage.backend.xp
+        xp.add(grad._array, self._array, out=grad._array)
+        grad._storage.version += 1
+        return grad
 
 
 # helpers ------------------------------------------------------------------------------------------

@@ -244,7 +244,7 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
             continue
         is_view = out._meta is not None and out._meta.base is not None
         if is_view and any(out is d for d in dirty):  # written through a view: rewrite the base's history
-            from ..ops.inplace import rebase_base_through_view
+            from .view_history import rebase_base_through_view
 
             rebase_base_through_view(out, ctx, i, view_input=next(k for k, a in enumerate(args) if a is out))
             continue

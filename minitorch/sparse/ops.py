@@ -378,6 +378,15 @@ def to_copy(input: SparseTensor, device=None, dtype=None) -> SparseTensor:
     return SparseCooTensor.apply(indices, values, size=tuple(input.shape), coalesced=input._coalesced)
 
 
+def accumulate_into(grad: SparseTensor, current: Tensor) -> Tensor:
+    """``SparseTensor._accumulate_into``: a leaf's ``.grad`` plus a sparse gradient. Two sparse ones
+    concatenate (SEMANTICS 3.2, coalesced when read); a strided ``.grad`` gets the values added in place."""
+    if current.is_sparse:
+        return current + grad
+    add_into(current, grad)
+    return current
+
+
 def add_into(dense: Tensor, s: SparseTensor) -> None:
     """``dense += s`` in place on the data (no graph; bumps the version): how a sparse gradient is
     accumulated into a dense ``.grad``."""

@@ -133,9 +133,6 @@ class SparseTensor(Tensor):
     def tolist(self):
         raise RuntimeError("tolist() is not supported for sparse tensors; call .to_dense() first")
 
-    def _add_in_place(self, other: Tensor) -> None:
-        raise RuntimeError("add_(): sparse gradients are accumulated out of place (see autograd/engine.py)")
-
     # aliases ----------------------------------------------------------------------------------
     def _alias(self) -> SparseTensor:
         t = SparseTensor._from_coo(self._coo(), self._storage.backend, self._storage.device)
