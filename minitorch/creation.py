@@ -272,15 +272,7 @@ def _wrap_shared(array, backend, dev) -> Tensor:
     else:
         span = 0 if array.size == 0 else 1 + sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides))
         buffer = backend.span_buffer(array, span)
-    t = object.__new__(Tensor)
-    t._array = array
-    t._storage = Storage(buffer, backend, dev, dtype)
-    t._offset = 0
-    t._requires_grad = False
-    t.grad_fn = None
-    t._output_nr = 0
-    t._meta = None
-    return t
+    return Tensor._make(array, Storage(buffer, backend, dev, dtype))
 
 
 # factories ---------------------------------------------------------------------------------------

@@ -76,26 +76,30 @@ class Tensor:
         """The legacy constructor: ``Tensor([1, 2])`` (default float dtype) or ``Tensor(2, 3)``."""
         from .creation import empty, tensor
 
-        self = object.__new__(cls)
-        self._meta = None
         if args and all(isinstance(a, int) for a in args):
             source = empty(*args, device=kwargs.get("device"))
         else:
             data = args[0] if args else []
             source = tensor(data, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
-        self._set_from(source)
-        return self
+        return cls._make(source._array, source._storage, source._offset)
 
     def __init__(self, *args, **kwargs):
         pass
 
-    def _set_from(self, other: Tensor) -> None:
-        self._array = other._array
-        self._storage = other._storage
-        self._offset = other._offset
-        self._requires_grad = False
-        self._grad_fn = None
-        self._output_nr = 0
+    @classmethod
+    def _make(cls, array, storage: Storage, offset: int = 0) -> Tensor:
+        """The one constructor: a ``cls`` over ``storage`` whose strided window is ``array`` (starting
+        ``offset`` elements in), with no autograd history. Op results, views, aliases, ``from_numpy``,
+        Parameters and the sparse and quantized subclasses are all built here."""
+        t = object.__new__(cls)
+        t._array = array
+        t._storage = storage
+        t._offset = offset
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._meta = None
+        return t
 
     def _autograd_meta(self) -> AutogradMeta:
         meta = self._meta
@@ -384,14 +388,7 @@ class Tensor:
     # aliases -----------------------------------------------------------------------------------
     def _alias(self) -> Tensor:
         """Same storage, same geometry, no autograd history (an inference tensor's alias is one too)."""
-        t = object.__new__(Tensor)
-        t._array = self._array
-        t._storage = self._storage
-        t._offset = self._offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = Tensor._make(self._array, self._storage, self._offset)
         if self._meta is not None and self._meta.is_inference:
             t._autograd_meta().is_inference = True
         return t
@@ -400,14 +397,7 @@ class Tensor:
         """A tensor over this tensor's storage with the given geometry (no autograd; a view of an
         inference tensor is an inference tensor, wherever it is made)."""
         storage = self._storage
-        t = object.__new__(Tensor)
-        t._array = storage.backend.as_strided(storage.data, size, stride, offset)
-        t._storage = storage
-        t._offset = offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = Tensor._make(storage.backend.as_strided(storage.data, size, stride, offset), storage, offset)
         if self._meta is not None and self._meta.is_inference:
             t._autograd_meta().is_inference = True
         return t
@@ -622,14 +612,7 @@ def from_array(array, backend, device, cls: type = None) -> Tensor:
         buffer = array.reshape(-1)
     else:
         buffer, array = backend.buffer_of(array)
-    t = object.__new__(cls or Tensor)
-    t._array = array
-    t._storage = Storage(buffer, backend, device, backend.dtype_of(array))
-    t._offset = 0
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._meta = None
+    t = (cls or Tensor)._make(array, Storage(buffer, backend, device, backend.dtype_of(array)))
     if grad_mode.state.inference:
         t._autograd_meta().is_inference = True
     return t

@@ -21,9 +21,7 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
-        self = object.__new__(cls)
-        self._meta = None
-        self._set_from(data)
+        self = cls._make(data._array, data._storage, data._offset)
         if requires_grad:
             self.requires_grad_(True)
         return self
@@ -59,9 +57,7 @@ class Buffer(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Buffer(): data must be a Tensor, got {type(data).__name__}")
-        self = object.__new__(cls)
-        self._meta = None
-        self._set_from(data)
+        self = cls._make(data._array, data._storage, data._offset)
         self.persistent = persistent
         return self
 

@@ -80,12 +80,7 @@ class QTensor(Tensor):
         return t
 
     def _alias(self) -> QTensor:
-        t = object.__new__(QTensor)
-        t._array, t._storage, t._offset = self._array, self._storage, self._offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = QTensor._make(self._array, self._storage, self._offset)
         t._quantizer = self._quantizer
         return t
 

@@ -48,17 +48,11 @@ class SparseTensor(Tensor):
     # construction ----------------------------------------------------------------------------
     @staticmethod
     def _from_coo(coo: Coo, backend, device) -> SparseTensor:
-        t = object.__new__(SparseTensor)
+        values = from_array(coo.values, backend, device)
+        t = SparseTensor._make(SparseGeometry(coo.shape), values._storage)  # the storage: the values'
         t._sparse_indices = from_array(coo.indices, backend, device)
-        t._sparse_values = from_array(coo.values, backend, device)
+        t._sparse_values = values
         t._coalesced = bool(coo.coalesced)
-        t._array = SparseGeometry(coo.shape)
-        t._storage = t._sparse_values._storage
-        t._offset = 0
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
         return t
 
     def _coo(self) -> Coo:
