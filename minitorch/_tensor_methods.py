@@ -9,7 +9,9 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 
 from __future__ import annotations
 
-from .creation import _new_factory, _new_full, _new_tensor, empty, ones, zeros
+from . import _tensor_str
+from .autograd import tensor_backward, tensor_hooks, view_history
+from .creation import _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
 from .nn.functional import activation
 from .ops import (
     arithmetic,
@@ -108,6 +110,11 @@ _C = comparison
 
 # the table -----------------------------------------------------------------------------------------------
 METHODS: dict[str, object] = {
+    # what needs a layer above tensor.py: construction, conversion, printing, the graph
+    "__new__": staticmethod(legacy_new), "to": conversion.to, "__repr__": _tensor_str.tensor_repr,
+    "grad_fn": property(view_history.grad_fn, view_history.set_grad_fn), "backward": tensor_backward,
+    "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
+    "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
     # Python operators
     "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S), "__rsub__": _reflected(_S),
     "__mul__": _operator(_M), "__rmul__": _reflected(_M), "__truediv__": _operator(_D), "__rtruediv__": _rtruediv,

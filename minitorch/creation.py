@@ -452,6 +452,16 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Ten
     return full((), value, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
+def legacy_new(cls, *args, **kwargs):
+    """``Tensor.__new__``, the legacy constructor: ``Tensor([1, 2])`` (default float dtype) or ``Tensor(2, 3)``."""
+    if args and all(isinstance(a, int) for a in args):
+        source = empty(*args, device=kwargs.get("device"))
+    else:
+        data = args[0] if args else []
+        source = tensor(data, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
+    return cls._make(source._array, source._storage, source._offset)
+
+
 # Tensor.new_* use the tensor's dtype and device by default.
 def _new_factory(factory):
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):

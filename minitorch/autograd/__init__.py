@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..tensor import Tensor
 from . import graph
 from .anomaly import (
     detect_anomaly,
@@ -18,15 +19,11 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    from ..tensor import Tensor
-
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
 def _make_grads(outputs: tuple, grad_outputs: tuple) -> tuple:
     """The seeds: ``ones`` for scalar outputs, else what the caller passed (checked)."""
-    from ..creation import ones_like
-
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -34,11 +31,9 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> tuple:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = out.new_ones(out.shape)
         elif not hasattr(g, "_array"):
-            from ..creation import full_like
-
-            g = full_like(out, g)
+            g = out.new_full(out.shape, g)
         elif g.shape != out.shape and not g.is_sparse:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of "
@@ -69,6 +64,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     run_backward(outputs, _make_grads(outputs, grads), retain_graph, create_graph, inputs=inputs, accumulate=True)
 
 
+def tensor_backward(self: Tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """``tensor.backward()``: ``autograd.backward(tensor, ...)``."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
 def grad(
     outputs,
     inputs,
@@ -97,9 +97,7 @@ def grad(
         inputs=inputs, accumulate=False, allow_unused=allow_unused,
     )
     if materialize_grads:
-        from ..creation import zeros_like
-
-        result = tuple(g if g is not None else zeros_like(t) for g, t in zip(result, inputs))
+        result = tuple(g if g is not None else t.new_zeros(t.shape) for g, t in zip(result, inputs))
     return result
 
 

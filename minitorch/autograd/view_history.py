@@ -204,3 +204,16 @@ def refresh_view_grad_fn(view: Tensor) -> None:
     view._grad_fn = fresh._grad_fn
     view._output_nr = 0
     view._requires_grad = True
+
+
+def grad_fn(self: Tensor):
+    """``Tensor.grad_fn``: the node that produced this tensor. A view whose storage was written since its
+    grad_fn was set gets a fresh one built from its base's current history (PyTorch's stale-view rule)."""
+    meta = self._meta
+    if meta is not None and meta.base is not None and meta.view_version != self._storage.version:
+        refresh_view_grad_fn(self)
+    return self._grad_fn
+
+
+def set_grad_fn(self: Tensor, node) -> None:
+    self._grad_fn = node

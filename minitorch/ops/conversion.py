@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from .. import _dtype
 from .._backends import backend_for
+from .._device import as_device
 from .._device import device as Device
 from ..tensor import Tensor
 from .op import Op
@@ -53,3 +57,29 @@ def contiguous(input: Tensor, memory_format=None) -> Tensor:
 
 
 __all__ = ['clone', 'contiguous']
+
+
+def to(self: Tensor, *args, **kwargs) -> Tensor:
+    """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; a no-op returns self."""
+    device, dtype, copy = _parse_to(self, args, kwargs)
+    if device == self.device and (dtype is None or dtype is self.dtype) and not copy:
+        return self
+    return to_copy(self, device=device, dtype=dtype)
+
+
+def _parse_to(t: Tensor, args, kwargs) -> tuple[Any, Any, bool]:
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, int)) or type(arg).__name__ == "device":
+            device = arg
+        elif isinstance(arg, bool):
+            copy = arg
+    device = t.device if device is None else as_device(device)
+    if device.type == "cuda" and device.index is None:
+        device = backend_for(device).normalize(device)
+    return device, dtype, copy

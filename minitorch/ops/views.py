@@ -11,17 +11,10 @@ from __future__ import annotations
 import math
 import operator
 
+from .._geometry import contiguous_strides, infer_size, view_strides, wrap_dim  # noqa: F401 (re-exported)
 from ..autograd import grad_mode
-from ..tensor import Tensor, legacy_type_name, view_requires_grad, wrap_dim
+from ..tensor import Tensor, legacy_type_name, view_requires_grad
 from .op import Op
-
-
-def contiguous_strides(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def view_creation(x: Tensor, multi_output: bool = False) -> str:
@@ -129,50 +122,6 @@ def _overlaps(size, stride) -> bool:
 
 
 # reshaping ------------------------------------------------------------------------------------
-
-
-def infer_size(shape, numel: int) -> tuple:
-    """Resolve one ``-1`` in a requested shape."""
-    shape = tuple(int(n) for n in shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = math.prod(n for n in shape if n != -1)
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if n == -1 else n for n in shape)
-    if math.prod(shape) != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
-
-
-def view_strides(old_shape, old_stride, new_shape):
-    """Strides for viewing ``old`` as ``new_shape`` without a copy, or None (PyTorch's computeStride)."""
-    if math.prod(old_shape) == 0 or not old_shape or not new_shape:
-        return contiguous_strides(new_shape)
-    new_stride = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    chunk_base_stride = old_stride[-1] if old_stride else 1
-    tensor_numel = 1
-    view_numel = 1
-    for tensor_d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[tensor_d]
-        if tensor_d == 0 or (
-            old_shape[tensor_d - 1] != 1 and old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride
-        ):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_stride[view_d] = view_numel * chunk_base_stride
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = old_stride[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_stride)
 
 
 def int_list(op: str, name: str, args, keyword=None) -> tuple:
