@@ -68,3 +68,29 @@ def wrap_dim(dim: int, ndim: int) -> int:
     if not -bound <= dim < bound:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
     return dim + bound if dim < 0 else dim
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The broadcast of ``shapes``, or PyTorch's RuntimeError naming the first mismatch from the right."""
+    result: tuple = ()
+    for shape in shapes:
+        shape = tuple(shape)
+        ndim = max(len(result), len(shape))
+        merged = []
+        for i in range(ndim):
+            offset = ndim - 1 - i
+            a = result[len(result) - 1 - offset] if offset < len(result) else 1
+            b = shape[len(shape) - 1 - offset] if offset < len(shape) else 1
+            if a != b and a != 1 and b != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton dimension {i}"
+                )
+            merged.append(b if a == 1 else a)
+        result = tuple(merged)
+    return result
+
+
+def broadcast_dims(size: tuple, shape: tuple) -> tuple:
+    """The dims of ``shape`` that broadcasting ``size`` up to it added or stretched (summed by ``sum_to_size``)."""
+    lead = len(shape) - len(size)
+    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1)

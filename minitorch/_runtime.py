@@ -8,6 +8,7 @@ from . import _dtype
 from ._backends import backend_for
 from ._device import CPU, device
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401 - re-exported as minitorch.*
+from .random import manual_seed
 from .tensor import Tensor
 
 _num_threads: int | None = None  # what set_num_threads asked for, when no BLAS pool can be queried
@@ -74,8 +75,6 @@ class _Cuda:
 
     @staticmethod
     def manual_seed(seed: int) -> None:
-        from .random import manual_seed
-
         manual_seed(seed)
 
     manual_seed_all = manual_seed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..creation import empty
 from ..tensor import Tensor
 
 __all__ = ["Parameter", "Buffer"]
@@ -16,8 +17,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from ..creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
@@ -52,8 +51,6 @@ class Buffer(Tensor):
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
-            from ..creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Buffer(): data must be a Tensor, got {type(data).__name__}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..creation import zeros_like
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
@@ -21,8 +22,6 @@ _OPERAND_TYPES = (Tensor, bool, int, float)
 
 
 def _zeros(grad: Tensor) -> Tensor:
-    from ..creation import zeros_like
-
     return zeros_like(grad)
 
 

@@ -20,6 +20,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.view_history import check_view_rebase, rebase_base_through_view
+from ..random import rand, randn
 from ..tensor import Tensor, legacy_type_name
 from .op import Op
 from .views import (
@@ -304,20 +305,14 @@ def _random_fill(draw):
 
 
 def _uniform(self, a=0.0, b=1.0, *, generator=None):
-    from ..random import rand
-
     return rand(self.shape, dtype=self.dtype, device=self.device, generator=generator) * (b - a) + a
 
 
 def _normal(self, mean=0.0, std=1.0, *, generator=None):
-    from ..random import randn
-
     return randn(self.shape, dtype=self.dtype, device=self.device, generator=generator) * std + mean
 
 
 def _bernoulli(self, p=0.5, *, generator=None):
-    from ..random import rand
-
     return (rand(self.shape, device=self.device, generator=generator) < p).to(self.dtype)
 
 

@@ -15,6 +15,7 @@ import math
 
 from .._backends import special
 from .._dtype import scalar_type_name
+from ..creation import zeros_like
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, as_float, promote
@@ -27,8 +28,6 @@ _EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bflo
 
 
 def _zeros(grad: Tensor) -> Tensor:
-    from ..creation import zeros_like
-
     return zeros_like(grad)
 
 

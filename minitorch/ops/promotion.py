@@ -10,6 +10,7 @@ floating-point warnings (divide by zero, invalid value, overflow), which PyTorch
 from __future__ import annotations
 
 from .. import _dtype
+from .._geometry import broadcast_dims, broadcast_shapes  # noqa: F401 (re-exported)
 from .op import Op
 
 _SCALARS = (bool, int, float)
@@ -98,30 +99,7 @@ def as_float(op, x):
     return x.astype(op.backend.array_dtype(_dtype.get_default_dtype()))
 
 
-def broadcast_shapes(*shapes) -> tuple:
-    """The broadcast of ``shapes``, or PyTorch's RuntimeError naming the first mismatch from the right."""
-    result: tuple = ()
-    for shape in shapes:
-        shape = tuple(shape)
-        ndim = max(len(result), len(shape))
-        merged = []
-        for i in range(ndim):
-            offset = ndim - 1 - i
-            a = result[len(result) - 1 - offset] if offset < len(result) else 1
-            b = shape[len(shape) - 1 - offset] if offset < len(shape) else 1
-            if a != b and a != 1 and b != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton dimension {i}"
-                )
-            merged.append(b if a == 1 else a)
-        result = tuple(merged)
-    return result
 
-
-def broadcast_dims(size: tuple, shape: tuple) -> tuple:
-    """The dims of ``shape`` that broadcasting ``size`` up to it added or stretched (summed by ``sum_to_size``)."""
-    lead = len(shape) - len(size)
-    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1)
 
 
 def check_broadcast(op_name: str, *operands) -> None:

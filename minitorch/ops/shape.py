@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Size, Tensor, wrap_dim
 from .conversion import Clone
 from .op import Op
 from .promotion import promote
-from .views import int_list
+from .views import Diagonal, ViewScatter, contiguous_strides, int_list
 
 
 def _tensor_list(op: str, tensors) -> list:
@@ -260,8 +260,6 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     """Matrices (in dims ``dim1``, ``dim2``) whose ``offset``-th diagonal holds the last dim of
     ``input``: the input written into that strided region of zeros, so the gradient is the
     diagonal of the output's gradient."""
-    from .views import Diagonal, ViewScatter, contiguous_strides
-
     ndim = input.dim() + 1
     dim1, dim2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
     if dim1 == dim2:
@@ -295,8 +293,6 @@ def trace(input: Tensor) -> Tensor:
 
 def broadcast_shapes(*shapes):
     """The shape that tensors of ``shapes`` broadcast to (ints count as 1-D shapes)."""
-    from ..tensor import Size
-
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim

@@ -14,6 +14,7 @@ import collections.abc
 import contextlib
 import math
 
+from .._dtype import promote_types
 from ..tensor import Tensor
 
 # PyTorch's default (rtol, atol) per dtype; every other dtype compares exactly
@@ -187,8 +188,6 @@ def _mismatch_message(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_
 
 
 def _compare_tensors(actual: Tensor, expected: Tensor, options) -> None:
-    from .._dtype import promote_types
-
     _compare_attributes(actual, expected, options)
     if actual.is_meta or expected.is_meta:
         return  # meta tensors have no values

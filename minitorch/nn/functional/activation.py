@@ -23,6 +23,7 @@ from ...ops.comparison import depends_on, where
 from ...ops.op import Op
 from ...ops.pointwise import UNARY, sigmoid, tanh
 from ...ops.promotion import Elementwise
+from ...random import rand
 from ...tensor import Tensor, wrap_dim
 
 
@@ -407,8 +408,6 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     and is ``(lower + upper) / 2`` in evaluation."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
-    from ...random import rand
-
     slope = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
     return RreluWithNoise.apply(input, slope)  # PyTorch's rrelu_with_noise: the slope applies for x <= 0
 

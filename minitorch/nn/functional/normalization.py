@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ...autograd import grad_mode
+from ...creation import arange
 from ...ops.comparison import depends_on
 from ...ops.op import Op, not_differentiable
 from ...tensor import Tensor
@@ -290,8 +291,6 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
     if input.numel() == 0:
         return input
-    from ...creation import arange
-
     channels = input.shape[1]
     j = arange(channels, device=input.device)
     c = j.unsqueeze(1)
