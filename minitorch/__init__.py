@@ -44,6 +44,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .autograd.grad_mode import is_inference_mode_enabled
 from .creation import *
 from .layout import layout, sparse_coo, strided
+from .linalg.legacy import *
 from .ops.arithmetic import *
 from .ops.blas import *
 from .ops.comparison import *
@@ -71,6 +72,7 @@ from . import creation as _creation  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import random as _random  # noqa: E402
 from ._tensor_methods import install as _install_tensor_methods  # noqa: E402
+from .linalg import legacy as _legacy_linalg  # noqa: E402
 from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: E402
 from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
@@ -96,6 +98,6 @@ del _install_tensor_methods
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
 _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.conversion, _ops.indexing,
                                _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views, _creation,
-                               _random))
+                               _random, _legacy_linalg))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 del _out, _checked_namespace

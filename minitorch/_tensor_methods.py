@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import _tensor_str
 from .autograd import tensor_backward, tensor_hooks, view_history
 from .creation import _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
+from .linalg import legacy
 from .nn.functional import activation
 from .ops import (
     arithmetic,
@@ -136,7 +137,7 @@ METHODS: dict[str, object] = {
     "__imod__": _augmented("remainder_"), "__ipow__": _augmented("pow_"),
     "__iand__": _augmented_bitwise("__and__", "bitwise_and_"), "__ior__": _augmented_bitwise("__or__", "bitwise_or_"),
     "__ixor__": _augmented_bitwise("__xor__", "bitwise_xor_"),
-    "__getitem__": views.getitem, "__setitem__": inplace.setitem,
+    "__getitem__": indexing.getitem, "__setitem__": inplace.setitem,
     # ops/arithmetic.py
     "add": arithmetic.add, "sub": arithmetic.sub, "subtract": arithmetic.subtract, "mul": arithmetic.mul,
     "multiply": arithmetic.multiply, "div": arithmetic.div, "divide": arithmetic.divide,
@@ -208,8 +209,10 @@ METHODS: dict[str, object] = {
     "matmul": blas.matmul, "mm": blas.mm, "bmm": blas.bmm, "mv": blas.mv, "dot": blas.dot, "vdot": blas.dot,
     "inner": blas.inner, "outer": blas.outer, "ger": blas.outer, "addmm": blas.addmm, "addmv": blas.addmv,
     "addr": blas.addr, "baddbmm": blas.baddbmm, "addbmm": blas.addbmm, "kron": blas.kron, "cross": blas.cross,
-    "det": blas.det, "logdet": blas.logdet, "slogdet": blas.slogdet, "inverse": blas.inverse, "svd": blas.svd,
-    "cholesky": blas.cholesky, "qr": blas.qr, "matrix_power": blas.matrix_power, "pinverse": blas.pinverse,
+    # linalg/legacy.py: the old names of linalg functions
+    "det": legacy.det, "logdet": legacy.logdet, "slogdet": legacy.slogdet, "inverse": legacy.inverse,
+    "svd": legacy.svd, "cholesky": legacy.cholesky, "qr": legacy.qr, "matrix_power": legacy.matrix_power,
+    "pinverse": legacy.pinverse,
     # ops/conversion.py
     "clone": conversion.clone, "contiguous": conversion.contiguous,
     # creation.py and random.py

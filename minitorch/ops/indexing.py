@@ -22,7 +22,7 @@ from .comparison import where
 from .op import Op
 from .promotion import promote
 from .shape import broadcast_shapes, broadcast_tensors
-from .views import ViewScatter, contiguous_strides
+from .views import Index, ViewScatter, contiguous_strides, normalize_basic_index
 
 _INTEGER_INDEX = ("int64", "int32")  # what PyTorch's index kernels take (bool/uint8 are masks)
 
@@ -790,3 +790,11 @@ _METHODS = (
     masked_select, masked_scatter, take, take_along_dim, nonzero, argwhere, put,
 )
 __all__ = [fn.__name__ for fn in _METHODS]
+
+
+def getitem(self: Tensor, index):
+    """``t[index]``: basic indices give a view (ops/views.py, ``Index``); tensors, lists and masks copy."""
+    basic = normalize_basic_index(index, self.dim())
+    if basic is not None:
+        return Index.apply(self, basic)
+    return advanced_getitem(self, index)

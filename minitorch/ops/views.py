@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 import operator
 
+from .._dtype import int64
 from .._geometry import contiguous_strides, infer_size, view_strides, wrap_dim  # noqa: F401 (re-exported)
 from ..autograd import grad_mode
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
-from .op import Op
+from .concat import cat, stack
+from .op import Op, dispatch_non_dense
 
 
 def view_creation(x: Tensor, multi_output: bool = False) -> str:
@@ -47,8 +49,6 @@ class ViewOp(Op):
     @classmethod
     def apply(cls, x: Tensor, *params):
         if not x._dense:
-            from .op import dispatch_non_dense
-
             return dispatch_non_dense(cls, (x,) + params, {})
         node = cls.__new__(cls)
         node.input_shape = x._array.shape
@@ -105,8 +105,6 @@ def region_of(t: Tensor, size, stride, offset) -> Tensor:
 
 
 def _int64():
-    from .._dtype import int64
-
     return int64
 
 
@@ -596,8 +594,6 @@ class SplitViews(Op):
     @classmethod
     def apply(cls, x: Tensor, dim: int, sizes: list, squeeze: bool, op_name: str):
         if not x._dense:
-            from .op import dispatch_non_dense
-
             return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
         shape, stride, offset = x._array.shape, x.stride(), x._offset
         base = x._meta.base if x._meta is not None and x._meta.base is not None else x
@@ -623,8 +619,6 @@ class SplitViews(Op):
         return tuple(pieces)
 
     def backward(self, *grads):
-        from .shape import cat, stack
-
         filled = [g if g is not None else _zeros_like_shape(grads, shape) for g, shape in zip(grads, self.piece_shapes)]
         return stack(filled, self.dim) if self.squeeze else cat(filled, self.dim)
 
@@ -743,14 +737,3 @@ __all__ = [
     "diagonal", "as_strided", "unbind", "split", "split_with_sizes", "chunk", "tensor_split",
     "hsplit", "vsplit", "dsplit",
 ]
-
-
-def getitem(self: Tensor, index):
-    """``t[index]``: basic indices give a view; tensors, lists and masks go to ops/indexing.py."""
-    basic = normalize_basic_index(index, self.dim())
-    if basic is not None:
-        return Index.apply(self, basic)
-    from .indexing import advanced_getitem
-
-    return advanced_getitem(self, index)
-
