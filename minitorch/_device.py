@@ -6,6 +6,8 @@ Device objects are interned, so the hot path can compare them with ``is``.
 from __future__ import annotations
 
 _interned: dict[tuple[str, int | None], device] = {}
+# device types a backend was registered for (_backends/registry.py adds them), beyond cpu, cuda and meta
+registered_types: set[str] = set()
 
 
 class device:
@@ -29,7 +31,7 @@ class device:
             index = int(idx)
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative (got {type}, {index})")
-        if kind not in ("cpu", "cuda", "meta") and not _is_registered(kind):
+        if kind not in ("cpu", "cuda", "meta") and kind not in registered_types:
             raise RuntimeError(
                 f"Expected one of cpu, cuda, meta or a registered backend device type "
                 f"at start of device string: {type}"
@@ -66,12 +68,6 @@ class device:
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
-
-
-def _is_registered(kind: str) -> bool:
-    from ._backends.registry import is_registered
-
-    return is_registered(kind)
 
 
 def as_device(spec) -> device:

@@ -30,6 +30,7 @@ from .ops import (
 from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
 from .quantization import quantize
+from .quantization import views as quantization_views
 from .quantization.qtensor import QTensor
 from .random import bernoulli, multinomial
 from .sparse import dispatch as sparse_dispatch
@@ -269,8 +270,9 @@ METHODS: dict[str, object] = {
 SPARSE_METHODS: dict[str, object] = {
     "coalesce": sparse_ops.coalesce, "to_dense": sparse_ops.to_dense, "to_sparse": sparse_ops.to_sparse,
     "sparse_mask": sparse_ops.sparse_mask, "_accumulate_into": sparse_ops.accumulate_into,
+    "values": sparse_ops.values,
 }
-QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize}
+QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize, "to": quantization_views.quantized_to}
 
 
 def install() -> None:

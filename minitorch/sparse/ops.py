@@ -228,6 +228,14 @@ def values_at(x: Tensor, indices) -> Tensor:
     return SegmentGather.apply(flat, ids=kernels.linear_index(xp, indices, shape[:sparse_dim]))
 
 
+def values(self: SparseTensor) -> Tensor:
+    """``SparseTensor.values()``: the values of a coalesced tensor, differentiable (gradients flow back as a
+    sparse tensor)."""
+    if not self._coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+    return values_of(self)
+
+
 def values_of(s: SparseTensor) -> Tensor:
     """The values of ``s`` with history (uncoalesced tensors too; ``values()`` checks coalescing first)."""
     return SparseValues.apply(s)

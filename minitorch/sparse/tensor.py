@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .._dtype import get_default_dtype
 from ..layout import sparse_coo
 from ..tensor import Size, Tensor, from_array
 
@@ -92,14 +93,6 @@ class SparseTensor(Tensor):
             raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
         return self._sparse_indices._alias()
 
-    def values(self) -> Tensor:
-        """The values of a coalesced tensor, differentiable (gradients flow back as a sparse tensor)."""
-        if not self._coalesced:
-            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-        from .ops import values_of
-
-        return values_of(self)
-
     # what a strided tensor has and a sparse one does not -------------------------------------
     def stride(self, dim=None):
         raise RuntimeError("Sparse tensors do not have strides")
@@ -158,7 +151,7 @@ class SparseTensor(Tensor):
         indices = repr(self._sparse_indices).replace("\n", "\n" + pad)
         values = repr(self._sparse_values).replace("\n", "\n" + " " * len("       values="))
         extras = [f"size={tuple(self.shape)}", f"nnz={self._nnz()}"]
-        if self.dtype is not _default_dtype():
+        if self.dtype is not get_default_dtype():
             extras.append(f"dtype={self.dtype}")
         if self.device.type != "cpu":
             extras.append(f"device='{self.device}'")
@@ -172,9 +165,3 @@ class SparseTensor(Tensor):
     @property
     def shape(self) -> Size:
         return Size(self._array.shape)
-
-
-def _default_dtype():
-    from .._dtype import get_default_dtype
-
-    return get_default_dtype()
