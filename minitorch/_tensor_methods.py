@@ -10,7 +10,8 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 from __future__ import annotations
 
 from . import _tensor_str
-from .autograd import tensor_backward, tensor_hooks, view_history
+from .autograd import tensor_hooks, view_history
+from .autograd.api import tensor_backward
 from .creation import _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
 from .linalg import legacy
 from .nn.functional import activation
@@ -194,6 +195,7 @@ METHODS: dict[str, object] = {
     "as_strided": views.as_strided, "unbind": views.unbind, "split": views.split,
     "split_with_sizes": views.split_with_sizes, "chunk": views.chunk, "tensor_split": views.tensor_split,
     "unfold": views.unfold, "hsplit": views.hsplit, "vsplit": views.vsplit, "dsplit": views.dsplit,
+    "_view_scatter": views.view_scatter, "_replace_region": views.replace_region,
     "T": property(views._T), "mT": property(views._mT), "H": property(views._T), "mH": property(views._mT),
     # ops/shape.py
     "repeat": shape.repeat, "tile": shape.tile, "flip": shape.flip, "fliplr": shape.fliplr, "flipud": shape.flipud,

@@ -24,8 +24,7 @@ from .._dtype import float64
 from ..creation import tensor, zeros_like
 from ..random import Generator, rand
 from ..tensor import Tensor, from_array
-from ..testing import make_tensor
-from . import grad as autograd_grad
+from .api import grad as autograd_grad
 from .function import Function
 
 FAILED_NONDET_MSG = """
@@ -465,6 +464,17 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
         _test_undefined_backward_mode(func, outputs, inputs)
 
 
+def _random_grad_output(output, noncontiguous: bool):
+    """A grad_output drawn uniformly from [-1, 1) in ``output``'s dtype (``testing.make_tensor``'s draw), as
+    the even columns of a tensor twice as wide when ``noncontiguous``; it requires grad."""
+    values = (rand(output.shape, device=output.device, dtype=float64) * 2 + -1).to(output.dtype)
+    if noncontiguous and values.numel() > 1:
+        shape = tuple(values.shape)
+        doubled = values.unsqueeze(-1).expand(shape + (2,)).reshape(shape[:-1] + (2 * shape[-1],))
+        values = doubled[..., ::2]
+    return values.requires_grad_(True)
+
+
 def gradgradcheck(
     func,
     inputs,
@@ -496,11 +506,7 @@ def gradgradcheck(
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*inputs))
-        grad_outputs = tuple(
-            make_tensor(o.shape, dtype=o.dtype, device=o.device, low=-1, high=1, requires_grad=True,
-                        noncontiguous=gen_non_contig_grad_outputs)
-            for o in outputs
-        )
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_outputs = len(grad_outputs)

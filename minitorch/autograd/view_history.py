@@ -9,13 +9,13 @@ PyTorch keeps this in autograd (``CopySlices`` and the view's ``grad_fn`` regene
   rebuilds it as an ``AsStridedBackward0`` of its base's current history (``refresh_view_grad_fn``);
 - some views may not be rewritten at all (``check_view_rebase``, PyTorch's handle_view_on_rebase).
 
-The write itself (``run_inplace``) is in ops/inplace.py.
+The write itself (``run_inplace``) is in ops/inplace.py. The three view ops this needs are reached as
+tensor methods (``as_strided``, ``_view_scatter``, ``_replace_region``; ops/views.py), as the engine reaches
+``sum_to_size``: autograd imports no op.
 """
 
 from __future__ import annotations
 
-from ..ops.op import Op
-from ..ops.views import AsStrided, ViewScatter, region_of
 from ..tensor import Tensor
 from . import grad_mode
 from .graph import Node, edge_of
@@ -113,7 +113,7 @@ class CopySlices(Node):
         inside = results[self.view_input]
         inside = inside if inside is not None else whole.new_zeros(())
         if grad_mode.state.enabled:  # create_graph: stay differentiable
-            merged = ReplaceRegion.apply(whole, inside, *self.region)
+            merged = whole._replace_region(inside, *self.region)
         elif _same_view(inside, region_grad):  # e.g. add_: the region's gradient passes through
             merged = whole
         else:  # one private copy of the gradient, region overwritten in place
@@ -139,13 +139,21 @@ class CopySlices(Node):
         strided input than on a contiguous one, and a fill costs less than that difference."""
         if self.storage_geometry is not None:
             numel, shape, stride, offset = self.storage_geometry
-            whole = ViewScatter.apply(grad, numel, shape, stride, offset)
+            whole = grad._view_scatter(numel, shape, stride, offset)
         elif _is_single_value(grad) and not grad_mode.state.enabled:
             size = self.region[0]
             return grad, grad.as_strided(size, (0,) * len(size), grad._offset).contiguous()
         else:
             whole = grad.contiguous()
         return whole, region_of(whole, *self.region)
+
+
+def region_of(t: Tensor, size, stride, offset) -> Tensor:
+    """The strided window ``(size, stride, offset)`` of ``t``'s elements in row-major order, with
+    ``offset`` counted from ``t``'s own first element (``t`` may itself be an offset view)."""
+    if not t.is_contiguous():
+        t = t.contiguous()
+    return t.as_strided(size, stride, t._offset + offset)
 
 
 def _is_single_value(t: Tensor) -> bool:
@@ -159,21 +167,6 @@ def _same_view(t: Tensor, view: Tensor) -> bool:
         t._storage is view._storage and t._array.shape == view._array.shape and t.stride() == view.stride()
         and t._offset == view._offset
     )
-
-
-class ReplaceRegion(Op):
-    """A copy of a contiguous ``whole`` with the strided region ``(size, stride, offset)`` of its
-    flat memory replaced by ``inside`` (broadcast). Its backward is itself plus a region read."""
-
-    def forward(self, whole, inside, size, stride, offset):
-        self.region = (size, stride, offset)
-        out = whole.copy()
-        self.backend.as_strided(out.reshape(-1), size, stride, offset)[...] = inside
-        return out
-
-    def backward(self, grad):
-        grad = grad.contiguous()
-        return ReplaceRegion.apply(grad, 0.0, *self.region), region_of(grad, *self.region)
 
 
 def rebase_base_through_view(view: Tensor, node: Node, output_nr: int, view_input: int = 0) -> None:
@@ -200,7 +193,7 @@ def refresh_view_grad_fn(view: Tensor) -> None:
         view._grad_fn = None
         return
     with grad_mode.enable_grad():
-        fresh = AsStrided.apply(base, view._array.shape, view.stride(), view._offset)
+        fresh = base.as_strided(view._array.shape, view.stride(), view._offset)
     view._grad_fn = fresh._grad_fn
     view._output_nr = 0
     view._requires_grad = True

@@ -14,9 +14,35 @@ import operator
 from .._dtype import int64
 from .._geometry import contiguous_strides, infer_size, view_strides, wrap_dim  # noqa: F401 (re-exported)
 from ..autograd import grad_mode
+from ..autograd.view_history import region_of
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
 from .concat import cat, stack
 from .op import Op, dispatch_non_dense
+
+
+class ReplaceRegion(Op):
+    """A copy of a contiguous ``whole`` with the strided region ``(size, stride, offset)`` of its
+    flat memory replaced by ``inside`` (broadcast). Its backward is itself plus a region read."""
+
+    def forward(self, whole, inside, size, stride, offset):
+        self.region = (size, stride, offset)
+        out = whole.copy()
+        self.backend.as_strided(out.reshape(-1), size, stride, offset)[...] = inside
+        return out
+
+    def backward(self, grad):
+        grad = grad.contiguous()
+        return ReplaceRegion.apply(grad, 0.0, *self.region), region_of(grad, *self.region)
+
+
+def replace_region(whole: Tensor, inside, size, stride, offset) -> Tensor:
+    """``Tensor._replace_region`` (for autograd/view_history.py's CopySlices): ReplaceRegion."""
+    return ReplaceRegion.apply(whole, inside, size, stride, offset)
+
+
+def view_scatter(src: Tensor, numel: int, size, stride, offset) -> Tensor:
+    """``Tensor._view_scatter`` (for CopySlices): ViewScatter, ``src`` added into zeros of length ``numel``."""
+    return ViewScatter.apply(src, numel, size, stride, offset)
 
 
 def view_creation(x: Tensor, multi_output: bool = False) -> str:
@@ -94,14 +120,6 @@ class ViewScatter(Op):
 
     def backward(self, grad):
         return region_of(grad, *self.region)
-
-
-def region_of(t: Tensor, size, stride, offset) -> Tensor:
-    """The strided window ``(size, stride, offset)`` of ``t``'s elements in row-major order, with
-    ``offset`` counted from ``t``'s own first element (``t`` may itself be an offset view)."""
-    if not t.is_contiguous():
-        t = t.contiguous()
-    return t.as_strided(size, stride, t._offset + offset)
 
 
 def _int64():

@@ -8,6 +8,8 @@ FakeQuantize) and adds a FakeQuantize after each observed module; ``convert`` tu
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import _dtype
 from ..creation import tensor, zeros
 from ..nn import functional as F
@@ -42,8 +44,6 @@ class FakeQuantize(Module):
 
     @classmethod
     def with_args(cls, **kwargs) -> _PartialWrapper:
-        from functools import partial
-
         return _PartialWrapper(partial(cls, **kwargs))
 
     def enable_fake_quant(self, enabled: bool = True) -> FakeQuantize:
