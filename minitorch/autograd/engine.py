@@ -83,8 +83,8 @@ def run_backward(
 
 def _plan(root: Node, inputs) -> tuple:
     """What the loop needs before it starts: each node's count of incoming edges; with ``inputs``
-    (``autograd.grad``), also ``reach`` (the nodes on a path to an input: {"reach", "runs"}) and
-    ``captured`` (an input's edge -> the gradient that arrives there, filled by ``_capture``)."""
+    (``autograd.grad``), also ``reach`` (the nodes on a path to an input) and ``captured`` (the inputs'
+    edges, the gradients that arrive there, filled by ``_capture``, and the nodes that must run)."""
     if inputs is None:
         return _count_dependencies(root), None, None
     input_edges = [edge_of(t) for t in inputs]
