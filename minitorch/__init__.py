@@ -3,6 +3,8 @@
 ``import minitorch as torch`` runs PyTorch-style code for everything minitorch implements.
 """
 
+import importlib
+
 from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (docs/platform.md)
     _dtype,
     accelerator,
@@ -29,7 +31,7 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     viz,
 )
 from ._constants import e, inf, nan, newaxis, pi
-from ._device import device, get_default_device, set_default_device
+from ._device import device, set_default_device
 from ._dtype import (
     bfloat16,
     bool,
@@ -62,6 +64,7 @@ from ._dtype import (
 from ._finfo import finfo, iinfo
 from ._matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._runtime import (
+    get_default_device,
     get_num_threads,
     get_printoptions,
     is_floating_point,
@@ -80,6 +83,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .autograd.grad_mode import is_inference_mode_enabled
 from .creation import *
 from .layout import layout, sparse_coo, strided
+from .linalg.legacy import *
 from .memory_format import (
     channels_last,
     channels_last_3d,
@@ -116,6 +120,7 @@ from . import creation as _creation  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import random as _random  # noqa: E402
 from ._tensor_methods import install as _install_tensor_methods  # noqa: E402
+from .linalg import legacy as _legacy_linalg  # noqa: E402
 from .nn.functional.activation import torch_log_softmax as log_softmax  # noqa: E402
 from .nn.functional.activation import torch_softmax as softmax  # noqa: E402
 from .ops import out as _out  # noqa: E402
@@ -141,12 +146,17 @@ del _install_tensor_methods
 
 # torch.relu(array) / torch.sum([1, 2]): PyTorch's TypeError naming the argument (ops/arguments.py)
 _checked_namespace(globals(), (_ops.arithmetic, _ops.blas, _ops.comparison, _ops.complex, _ops.conversion,
-                               _ops.histogram,
-                               _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape, _ops.sorting, _ops.views,
-                               _creation, _random))
+                               _ops.histogram, _ops.indexing, _ops.pointwise, _ops.reduction, _ops.shape,
+                               _ops.sorting, _ops.views, _creation, _random, _legacy_linalg))
 _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 # torch.sum(x, axis=0, keepdims=True): numpy's names, accepted by PyTorch's argument parser (Tensor methods: the table)
 _numpy_aliases(globals(), [name for name in list(globals()) if not name.startswith("_")])
 del _out, _checked_namespace, _numpy_aliases
-from . import fx  # noqa: E402 - traces through the namespaces above
 from .autograd import profiler as _autograd_profiler  # noqa: E402,F401 - minitorch.autograd.profiler
+
+
+def __getattr__(name: str):
+    """``minitorch.fx`` loads on first use: it traces through the namespaces above (and imports this package)."""
+    if name == "fx":
+        return importlib.import_module(f"{__name__}.fx")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

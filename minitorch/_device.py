@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 
 _interned: dict[tuple[str, int | None], device] = {}
+# device types a backend was registered for (_backends/registry.py adds them), beyond cpu, cuda and meta
+registered_types: set[str] = set()
 
 
 class device:
@@ -32,7 +34,7 @@ class device:
             index = int(idx)
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative (got {type}, {index})")
-        if kind not in ("cpu", "cuda", "meta") and not _is_registered(kind):
+        if kind not in ("cpu", "cuda", "meta") and kind not in registered_types:
             raise RuntimeError(
                 f"Expected one of cpu, cuda, meta or a registered backend device type "
                 f"at start of device string: {type}"
@@ -81,12 +83,6 @@ class device:
         _state.default = _state.entered.pop()
 
 
-def _is_registered(kind: str) -> bool:
-    from ._backends.registry import is_registered
-
-    return is_registered(kind)
-
-
 # The default device is per thread, as PyTorch's device context is (None: the CPU).
 _state = threading.local()
 
@@ -97,16 +93,10 @@ def set_default_device(device) -> None:
     _state.default = None if device is None else as_device(device)
 
 
-def get_default_device() -> device:
-    """The device factories use without ``device=`` (``cuda`` without an index reads as the current ``cuda:N``)."""
-    default = _state.__dict__.get("default")
-    if default is None:
-        return CPU
-    if default.type == "cuda" and default.index is None:
-        from ._backends.registry import backend_for
-
-        return backend_for(default).normalize(default)
-    return default
+def default_device() -> device | None:
+    """The device set by ``set_default_device`` or a ``with device(...)`` block (None: none set, the CPU).
+    ``minitorch.get_default_device`` (_runtime.py) resolves a bare ``cuda`` through the backend."""
+    return _state.__dict__.get("default")
 
 
 def as_device(spec) -> device:

@@ -6,7 +6,8 @@ import os
 
 from . import _dtype
 from ._backends import backend_for
-from ._device import CPU
+from ._device import CPU, default_device
+from ._device import device as Device
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: F401 - re-exported as minitorch.*
 from .tensor import Tensor
 
@@ -48,3 +49,13 @@ def is_floating_point(input: Tensor) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
+
+
+def get_default_device() -> Device:
+    """The device factories use without ``device=`` (``cuda`` without an index reads as the current ``cuda:N``)."""
+    default = default_device()
+    if default is None:
+        return CPU
+    if default.type == "cuda" and default.index is None:
+        return backend_for(default).normalize(default)
+    return default

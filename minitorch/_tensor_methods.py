@@ -9,9 +9,12 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 
 from __future__ import annotations
 
-from . import _tensortype, sampling
-from .creation import _new_factory, _new_full, _new_tensor, empty, ones, zeros
+from . import _tensor_str, _tensortype, sampling
+from .autograd import tensor_hooks, view_history
+from .autograd.api import tensor_backward
+from .creation import _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
 from .cuda import memory as cuda_memory
+from .linalg import legacy
 from .nn.functional import activation
 from .ops import (
     arithmetic,
@@ -33,6 +36,7 @@ from .ops.arguments import PYTHON_LEVEL, numpy_aliases
 from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
 from .quantization import quantize
+from .quantization import views as quantization_views
 from .quantization.qtensor import QTensor
 from .random import multinomial
 from .sparse import dispatch as sparse_dispatch
@@ -114,6 +118,11 @@ _C = comparison
 
 # the table -----------------------------------------------------------------------------------------------
 METHODS: dict[str, object] = {
+    # what needs a layer above tensor.py: construction, conversion, printing, the graph
+    "__new__": staticmethod(legacy_new), "to": conversion.to, "__repr__": _tensor_str.tensor_repr,
+    "grad_fn": property(view_history.grad_fn, view_history.set_grad_fn), "backward": tensor_backward,
+    "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
+    "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
     # Python operators
     "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S), "__rsub__": _reflected(_S),
     "__mul__": _operator(_M), "__rmul__": _reflected(_M), "__truediv__": _operator(_D), "__rtruediv__": _rtruediv,
@@ -135,7 +144,7 @@ METHODS: dict[str, object] = {
     "__imod__": _augmented("remainder_"), "__ipow__": _augmented("pow_"),
     "__iand__": _augmented_bitwise("__and__", "bitwise_and_"), "__ior__": _augmented_bitwise("__or__", "bitwise_or_"),
     "__ixor__": _augmented_bitwise("__xor__", "bitwise_xor_"),
-    "__getitem__": views.getitem, "__setitem__": inplace.setitem,
+    "__getitem__": indexing.getitem, "__setitem__": inplace.setitem,
     # ops/arithmetic.py
     "add": arithmetic.add, "sub": arithmetic.sub, "subtract": arithmetic.subtract, "mul": arithmetic.mul,
     "multiply": arithmetic.multiply, "div": arithmetic.div, "divide": arithmetic.divide,
@@ -191,7 +200,7 @@ METHODS: dict[str, object] = {
     "as_strided": views.as_strided, "unbind": views.unbind, "split": views.split,
     "split_with_sizes": views.split_with_sizes, "chunk": views.chunk, "tensor_split": views.tensor_split,
     "unfold": views.unfold, "hsplit": views.hsplit, "vsplit": views.vsplit, "dsplit": views.dsplit,
-    "ravel": views.ravel,
+    "ravel": views.ravel, "_view_scatter": views.view_scatter, "_replace_region": views.replace_region,
     "T": property(views._T), "mT": property(views._mT),
     # ops/shape.py
     "repeat": shape.repeat, "tile": shape.tile, "flip": shape.flip, "fliplr": shape.fliplr, "flipud": shape.flipud,
@@ -212,8 +221,10 @@ METHODS: dict[str, object] = {
     "matmul": blas.matmul, "mm": blas.mm, "bmm": blas.bmm, "mv": blas.mv, "dot": blas.dot, "vdot": blas.vdot,
     "inner": blas.inner, "outer": blas.outer, "ger": blas.outer, "addmm": blas.addmm, "addmv": blas.addmv,
     "addr": blas.addr, "baddbmm": blas.baddbmm, "addbmm": blas.addbmm, "kron": blas.kron, "cross": blas.cross,
-    "det": blas.det, "logdet": blas.logdet, "slogdet": blas.slogdet, "inverse": blas.inverse, "svd": blas.svd,
-    "cholesky": blas.cholesky, "qr": blas.qr, "matrix_power": blas.matrix_power, "pinverse": blas.pinverse,
+    # linalg/legacy.py: the old names of linalg functions
+    "det": legacy.det, "logdet": legacy.logdet, "slogdet": legacy.slogdet, "inverse": legacy.inverse,
+    "svd": legacy.svd, "cholesky": legacy.cholesky, "qr": legacy.qr, "matrix_power": legacy.matrix_power,
+    "pinverse": legacy.pinverse,
     # ops/complex.py
     "real": property(complex_ops.real), "imag": property(complex_ops.imag), "H": property(complex_ops._H),
     "mH": property(complex_ops._mH), "view_as_real": complex_ops.view_as_real,
@@ -288,9 +299,10 @@ METHODS: dict[str, object] = {
 # methods the sparse and quantized subclasses define differently
 SPARSE_METHODS: dict[str, object] = {
     "coalesce": sparse_ops.coalesce, "to_dense": sparse_ops.to_dense, "to_sparse": sparse_ops.to_sparse,
-    "sparse_mask": sparse_ops.sparse_mask,
+    "sparse_mask": sparse_ops.sparse_mask, "_accumulate_into": sparse_ops.accumulate_into,
+    "values": sparse_ops.values,
 }
-QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize}
+QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize, "to": quantization_views.quantized_to}
 
 
 def install() -> None:

@@ -277,15 +277,7 @@ def _wrap_shared(array, backend, dev) -> Tensor:
     else:
         span = 0 if array.size == 0 else 1 + sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides))
         buffer = backend.span_buffer(array, span)
-    t = object.__new__(Tensor)
-    t._array = array
-    t._storage = Storage(buffer, backend, dev, dtype)
-    t._offset = 0
-    t._requires_grad = False
-    t.grad_fn = None
-    t._output_nr = 0
-    t._meta = None
-    return t
+    return Tensor._make(array, Storage(buffer, backend, dev, dtype))
 
 
 # factories ---------------------------------------------------------------------------------------
@@ -555,6 +547,17 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
 
 def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return full((), value, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def legacy_new(cls, *args, **kwargs):
+    """``Tensor.__new__``, the legacy constructor: ``Tensor([1, 2])`` (default float dtype) or ``Tensor(2, 3)``."""
+    device = kwargs.get("device") or "cpu"  # legacy constructors ignore set_default_device, as in PyTorch
+    if args and all(isinstance(a, int) for a in args):
+        source = empty(*args, device=device)
+    else:
+        data = args[0] if args else []
+        source = tensor(data, dtype=_dtype.get_default_dtype(), device=device)
+    return cls._make(source._array, source._storage, source._offset)
 
 
 # Tensor.new_* use the tensor's dtype and device by default.

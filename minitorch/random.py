@@ -17,8 +17,8 @@ import secrets
 from . import _dtype
 from ._backends import backend_for
 from ._device import CPU, as_device
+from ._geometry import broadcast_shapes
 from .creation import _dense_order, _shape, check_allocation
-from .ops.promotion import broadcast_shapes
 from .tensor import Tensor, from_array
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed

@@ -22,9 +22,10 @@ import zlib
 from collections import OrderedDict
 from typing import Any
 
-from . import _dtype
+from . import _dtype, cuda, nn
 from ._backends import backend_for
 from ._device import CPU, device
+from .layout import strided
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, from_array
 
@@ -110,8 +111,6 @@ class _Writer:
 
 
 def _strided():
-    from .layout import strided
-
     return strided
 
 
@@ -543,8 +542,6 @@ def _check_geometry(size: list, stride: list, offset: int, itemsize: int, numel:
 
 
 def _require_cuda() -> None:
-    from . import cuda
-
     if not cuda.is_available():
         raise RuntimeError(
             "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
@@ -555,8 +552,6 @@ def _require_cuda() -> None:
 
 def _as_parameter(t: Tensor, requires_grad: bool) -> Tensor:
     """Saved ``nn.Parameter``s come back as Parameters when minitorch.nn defines the class."""
-    from . import nn
-
     parameter = getattr(nn, "Parameter", None)
     return parameter(t, requires_grad=requires_grad) if parameter is not None else t
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
 
-from . import _dtype
+from . import _dtype, _grad_state
 from ._device import as_device
-from .autograd import grad_mode
-from .autograd.graph import add_hook
+from ._geometry import contiguous_strides, wrap_dim
+from .layout import strided
 from .memory_format import checked as checked_memory_format
 from .memory_format import contiguous_format, is_in_format, preserve_format
 from .storage import Storage, TypedStorage, UntypedStorage
@@ -74,31 +73,26 @@ class Tensor:
 
     __slots__ = ("_array", "_storage", "_offset", "_requires_grad", "_grad_fn", "_output_nr", "_meta", "__weakref__")
 
-    def __new__(cls, *args, **kwargs):
-        """The legacy constructor: ``Tensor([1, 2])`` (default float dtype) or ``Tensor(2, 3)``."""
-        from .creation import empty, tensor
-
-        self = object.__new__(cls)
-        self._meta = None
-        device = kwargs.get("device") or "cpu"  # legacy constructors ignore set_default_device, as in PyTorch
-        if args and all(isinstance(a, int) for a in args):
-            source = empty(*args, device=device)
-        else:
-            data = args[0] if args else []
-            source = tensor(data, dtype=_dtype.get_default_dtype(), device=device)
-        self._set_from(source)
-        return self
-
+    # ``Tensor(data)`` / ``Tensor(2, 3)``: the legacy constructor is creation.legacy_new (installed by
+    # minitorch/_tensor_methods.py with every other method that needs a layer above this one: ``to``,
+    # ``__repr__``, ``grad_fn``, ``backward``, the hooks, and the ops)
     def __init__(self, *args, **kwargs):
         pass
 
-    def _set_from(self, other: Tensor) -> None:
-        self._array = other._array
-        self._storage = other._storage
-        self._offset = other._offset
-        self._requires_grad = False
-        self._grad_fn = None
-        self._output_nr = 0
+    @classmethod
+    def _make(cls, array, storage: Storage, offset: int = 0) -> Tensor:
+        """The one constructor: a ``cls`` over ``storage`` whose strided window is ``array`` (starting
+        ``offset`` elements in), with no autograd history. Op results, views, aliases, ``from_numpy``,
+        Parameters and the sparse and quantized subclasses are all built here."""
+        t = object.__new__(cls)
+        t._array = array
+        t._storage = storage
+        t._offset = offset
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._meta = None
+        return t
 
     def _autograd_meta(self) -> AutogradMeta:
         meta = self._meta
@@ -119,8 +113,6 @@ class Tensor:
     def stride(self, dim: int | None = None):
         array = self._array
         if array.size == 0 and not any(array.strides):  # numpy's fresh empty arrays: PyTorch's are row-major
-            from .ops.views import contiguous_strides
-
             strides = contiguous_strides(array.shape)
         else:
             itemsize = self._storage.dtype.itemsize
@@ -197,8 +189,6 @@ class Tensor:
 
     @property
     def layout(self):
-        from .layout import strided
-
         return strided
 
     __array_priority__ = 1000  # numpy defers to Tensor: np.ones(3) + t is a Tensor, as with PyTorch
@@ -247,19 +237,6 @@ class Tensor:
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(dtype=other.dtype)
-
-    def to(self, *args, **kwargs) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; a no-op returns self."""
-        device, dtype, copy = _parse_to(self, args, kwargs)
-        memory_format = kwargs.get("memory_format", preserve_format)
-        out = self
-        if device != self.device or (dtype is not None and dtype is not self.dtype) or copy:
-            from .ops.conversion import to_copy
-
-            out = to_copy(self, device=device, dtype=dtype)
-        if memory_format is not preserve_format:  # a layout other than the input's: a copy in that layout
-            out = out.contiguous(memory_format=checked_memory_format("to", memory_format))
-        return out
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -395,11 +372,6 @@ class Tensor:
     def __contains__(self, element) -> bool:
         return bool((self == element).any())
 
-    def __repr__(self, *, tensor_contents=None) -> str:
-        from ._tensor_str import tensor_repr
-
-        return tensor_repr(self)
-
     def __format__(self, spec: str) -> str:
         if self.dim() == 0 and spec:
             return self.item().__format__(spec)
@@ -420,14 +392,7 @@ class Tensor:
     # aliases -----------------------------------------------------------------------------------
     def _alias(self) -> Tensor:
         """Same storage, same geometry, no autograd history (an inference tensor's alias is one too)."""
-        t = object.__new__(Tensor)
-        t._array = self._array
-        t._storage = self._storage
-        t._offset = self._offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = Tensor._make(self._array, self._storage, self._offset)
         if self._meta is not None and self._meta.is_inference:
             t._autograd_meta().is_inference = True
         return t
@@ -436,14 +401,7 @@ class Tensor:
         """A tensor over this tensor's storage with the given geometry (no autograd; a view of an
         inference tensor is an inference tensor, wherever it is made)."""
         storage = self._storage
-        t = object.__new__(Tensor)
-        t._array = storage.backend.as_strided(storage.data, size, stride, offset)
-        t._storage = storage
-        t._offset = offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = Tensor._make(storage.backend.as_strided(storage.data, size, stride, offset), storage, offset)
         if self._meta is not None and self._meta.is_inference:
             t._autograd_meta().is_inference = True
         return t
@@ -477,21 +435,6 @@ class Tensor:
 
     # autograd ----------------------------------------------------------------------------------
     @property
-    def grad_fn(self):
-        """The node that produced this tensor. A view whose storage was written since its grad_fn
-        was set gets a fresh one built from its base's current history (PyTorch's stale-view rule)."""
-        meta = self._meta
-        if meta is not None and meta.base is not None and meta.view_version != self._storage.version:
-            from .ops.inplace import refresh_view_grad_fn
-
-            refresh_view_grad_fn(self)
-        return self._grad_fn
-
-    @grad_fn.setter
-    def grad_fn(self, node) -> None:
-        self._grad_fn = node
-
-    @property
     def requires_grad(self) -> bool:
         return self._requires_grad or view_requires_grad(self)
 
@@ -507,7 +450,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self.is_inference() and not grad_mode.state.inference:
+        if requires_grad and self.is_inference() and not _grad_state.state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         dtype = self._storage.dtype
         if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
@@ -555,53 +498,6 @@ class Tensor:
     def retains_grad(self) -> bool:
         return self._meta is not None and self._meta.retains_grad and self.grad_fn is not None
 
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None:
-            return
-        import weakref
-
-        meta = self._autograd_meta()
-        meta.retains_grad = True
-        node = self.grad_fn
-        if node._retain_grad_tensors is None:
-            node._retain_grad_tensors = {}
-            node._hooked = True
-        node._retain_grad_tensors[self._output_nr] = weakref.ref(self)
-
-    def register_hook(self, hook):
-        """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is None:
-            meta = self._autograd_meta()
-            meta.hooks, handle = add_hook(meta.hooks, hook)
-            return handle
-        node = self.grad_fn
-        if node._tensor_pre_hooks is None:
-            node._tensor_pre_hooks = {}
-            node._hooked = True
-        per_output, handle = add_hook(node._tensor_pre_hooks.get(self._output_nr), hook)
-        node._tensor_pre_hooks[self._output_nr] = per_output
-        return handle
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """``hook(tensor)`` runs after a leaf's ``.grad`` was updated."""
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        meta = self._autograd_meta()
-        meta.post_accumulate_hooks, handle = add_hook(meta.post_accumulate_hooks, hook)
-        return handle
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     @property
     def _base(self) -> Tensor | None:
         return None if self._meta is None else self._meta.base
@@ -620,11 +516,16 @@ class Tensor:
     def name(self):
         return None if self._meta is None else self._meta.name
 
-    def _add_in_place(self, other: Tensor) -> None:
-        """``self += other`` on the data, for gradient accumulation (no graph, bumps the version)."""
-        xp = self._storage.backend.xp
-        xp.add(self._array, other._array, out=self._array)
-        self._storage.version += 1
+    def _accumulate_into(self, grad: Tensor) -> Tensor:
+        """A leaf's ``.grad`` plus this gradient, as backward accumulates them (no graph): in place into a
+        strided ``grad`` (bumping its version); a sparse ``.grad`` plus a strided gradient is a new strided one.
+        The engine's only layout-specific step: SparseTensor overrides it (sparse/ops.py, accumulate_into)."""
+        if grad.is_sparse:
+            return self + grad
+        xp = grad._storage.backend.xp
+        xp.add(grad._array, self._array, out=grad._array)
+        grad._storage.version += 1
+        return grad
 
 
 # helpers ------------------------------------------------------------------------------------------
@@ -639,14 +540,6 @@ def view_requires_grad(t: Tensor) -> bool:
     return meta is not None and meta.base is not None and meta.base._requires_grad
 
 
-def wrap_dim(dim: int, ndim: int) -> int:
-    """A possibly negative dim as an index in ``range(ndim)`` (0-d tensors accept -1 and 0)."""
-    bound = max(ndim, 1)
-    if not -bound <= dim < bound:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
-    return dim + bound if dim < 0 else dim
-
-
 def from_array(array, backend, device, cls: type = None) -> Tensor:
     """A new tensor (of ``cls``, a Tensor subclass, if given) owning a fresh backend array (every op's result
     goes through here: the row-major case is tested first, inline)."""
@@ -654,15 +547,8 @@ def from_array(array, backend, device, cls: type = None) -> Tensor:
         buffer = array.reshape(-1)
     else:
         buffer, array = backend.buffer_of(array)
-    t = object.__new__(cls or Tensor)
-    t._array = array
-    t._storage = Storage(buffer, backend, device, backend.dtype_of(array))
-    t._offset = 0
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._meta = None
-    if grad_mode.state.inference:
+    t = (cls or Tensor)._make(array, Storage(buffer, backend, device, backend.dtype_of(array)))
+    if _grad_state.state.inference:
         t._autograd_meta().is_inference = True
     return t
 
@@ -687,23 +573,3 @@ def _dtype_from_type_name(name: str):
         if legacy == short and dname in _dtype.DTYPES_BY_NAME:
             return _dtype.DTYPES_BY_NAME[dname]
     raise ValueError(f"invalid type: '{name}'")
-
-
-def _parse_to(t: Tensor, args, kwargs) -> tuple[Any, Any, bool]:
-    device, dtype = kwargs.get("device"), kwargs.get("dtype")
-    copy = kwargs.get("copy", False)
-    for arg in args:
-        if isinstance(arg, _dtype.dtype):
-            dtype = arg
-        elif isinstance(arg, Tensor):
-            device, dtype = arg.device, arg.dtype
-        elif isinstance(arg, (str, int)) or type(arg).__name__ == "device":
-            device = arg
-        elif isinstance(arg, bool):
-            copy = arg
-    device = t.device if device is None else as_device(device)
-    if device.type == "cuda" and device.index is None:
-        from ._backends import backend_for
-
-        device = backend_for(device).normalize(device)
-    return device, dtype, copy

@@ -457,10 +457,7 @@ class _SparseLookingGrad(torch.Tensor):
     is_sparse = True
 
     def __new__(cls, like):
-        self = object.__new__(cls)
-        self._meta = None
-        self._set_from(like)
-        return self
+        return cls._make(like._array, like._storage, like._offset)
 
 
 @pytest.mark.parametrize("make, message", [

@@ -10,7 +10,7 @@ A page asks for generated content with an HTML comment on a line of its own:
 - ``<!-- minitorch:functions minitorch.ops.arithmetic -->``: the module's ``__all__`` as a list of
   names.
 - ``<!-- minitorch:tensor-methods -->``: every public ``Tensor`` method and property, from the live
-  class (most are op functions installed at import time, which static docstring collection misses).
+  class (most are op functions from minitorch/_tensor_methods.py, which static docstring collection misses).
 - ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
   or class, as a Python code block.
 
@@ -280,8 +280,8 @@ def render_source(dotted: str) -> str:
 def render_tensor_methods() -> str:
     """Every public ``Tensor`` attribute, with the module that defines it and its docstring's first line.
 
-    Most methods are op functions installed on the class at import time (``Tensor.add = add``), which
-    static docstring collection cannot see; this table lists them from the live class.
+    Most methods are op functions put on the class by ``minitorch/_tensor_methods.py`` (one table, installed
+    once), which static docstring collection cannot see; this table lists them from the live class.
     """
     from minitorch.tensor import Tensor
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import _dtype
-from .registry import Backend
+from .base import Backend
 
 
 class _ErrstateVar:

@@ -1,52 +1,16 @@
-"""Device type -> Backend.
-
-A Backend owns an array module ``xp`` (numpy, cupy, or the meta module) plus the few kernels
-that differ between array libraries: building strided views over a 1-D buffer, scatter-add,
-random numbers, and moving data to and from the host. Everything above this folder talks to a
-Backend, so the CPU test run exercises the same code path the GPU takes.
-"""
+"""Device type -> Backend (the interface is in base.py). A backend is created on first use: the CuPy
+backend imports CuPy only then. Registering a device type also makes ``minitorch.device`` accept it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import _device
 from .._device import device
-
-
-class Backend:
-    """The interface every backend implements (see numpy_backend.py for the reference one)."""
-
-    device_type: str = ""
-    xp: Any = None
-
-    def normalize(self, dev: device) -> device:
-        """The concrete device tensors live on (``cuda`` -> ``cuda:0``)."""
-        return dev
-
-    # dtype mapping -------------------------------------------------------------------------
-    def array_dtype(self, dtype):
-        raise NotImplementedError
-
-    def dtype_of(self, array):
-        raise NotImplementedError
-
-    # storage -------------------------------------------------------------------------------
-    def as_strided(self, buffer, size, stride, offset):
-        """A strided view of the 1-D ``buffer`` (element units), sharing its memory."""
-        raise NotImplementedError
-
-    def buffer_of(self, array):
-        """``(buffer, array)``: a 1-D buffer covering ``array``'s memory; copies if it must."""
-        raise NotImplementedError
-
-    def data_ptr(self, array) -> int:
-        raise NotImplementedError
-
-    def memory_limit(self) -> int | None:
-        """The most bytes one tensor may take on this device (None: no limit known). Factories check
-        against it before allocating, so an absurd size is an error, never a swapping machine."""
-        return None
-
+from .base import Backend
+from .cupy_backend import CupyBackend
+from .meta_backend import MetaBackend
+from .numpy_backend import NumpyBackend
 
 _registry: dict[str, Backend] = {}
 _factories: dict[str, Any] = {}
@@ -58,6 +22,7 @@ def register_backend(device_type: str, backend_or_factory) -> None:
     Third-party backends register at run time; ``minitorch.device(device_type)`` then works.
     """
     _registry.pop(device_type, None)
+    _device.registered_types.add(device_type)
     _factories[device_type] = backend_or_factory
 
 
@@ -77,24 +42,6 @@ def backend_for(dev: device) -> Backend:
     return backend
 
 
-def _numpy():
-    from .numpy_backend import NumpyBackend
-
-    return NumpyBackend()
-
-
-def _cupy():
-    from .cupy_backend import CupyBackend
-
-    return CupyBackend()
-
-
-def _meta():
-    from .meta_backend import MetaBackend
-
-    return MetaBackend()
-
-
-register_backend("cpu", _numpy)
-register_backend("cuda", _cupy)
-register_backend("meta", _meta)
+register_backend("cpu", NumpyBackend)
+register_backend("cuda", CupyBackend)
+register_backend("meta", MetaBackend)

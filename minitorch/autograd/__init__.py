@@ -10,100 +10,10 @@ from .anomaly import (
     set_anomaly_enabled,
     set_detect_anomaly,
 )
-from .engine import run_backward
+from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-
-
-def _as_tuple(x) -> tuple:
-    if x is None:
-        return ()
-    from ..tensor import Tensor
-
-    return (x,) if isinstance(x, Tensor) else tuple(x)
-
-
-def _make_grads(outputs: tuple, grad_outputs: tuple) -> tuple:
-    """The seeds: ``ones`` for scalar outputs, else what the caller passed (checked)."""
-    from ..creation import ones_like
-
-    seeds = []
-    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if g is None:
-            if out.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not out.dtype.is_floating_point:
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ones_like(out)
-        elif not hasattr(g, "_array"):
-            from ..creation import full_like
-
-            g = full_like(out, g)
-        elif g.shape != out.shape and not g.is_sparse:
-            raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of "
-                f"{out.shape}."
-            )
-        seeds.append(g)
-    return tuple(seeds)
-
-
-def _check_outputs(outputs: tuple) -> None:
-    for i, out in enumerate(outputs):
-        if not out.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-
-
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
-    outputs = _as_tuple(tensors)
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} tensors")
-    _check_outputs(outputs)
-    if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    run_backward(outputs, _make_grads(outputs, grads), retain_graph, create_graph, inputs=inputs, accumulate=True)
-
-
-def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
-    retain_graph=None,
-    create_graph: bool = False,
-    only_inputs: bool = True,
-    allow_unused: bool | None = None,
-    is_grads_batched: bool = False,
-    materialize_grads: bool = False,
-):
-    """The gradients of ``outputs`` w.r.t. ``inputs``, returned (``.grad`` is not touched)."""
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output: got {len(grads)} for {len(outputs)} outputs")
-    _check_outputs(outputs)
-    for i, t in enumerate(inputs):
-        if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i})")
-    allow_unused = materialize_grads if allow_unused is None else allow_unused
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    result = run_backward(
-        outputs, _make_grads(outputs, grads), retain_graph, create_graph,
-        inputs=inputs, accumulate=False, allow_unused=allow_unused,
-    )
-    if materialize_grads:
-        from ..creation import zeros_like
-
-        result = tuple(g if g is not None else zeros_like(t) for g, t in zip(result, inputs))
-    return result
-
-
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
     "Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",

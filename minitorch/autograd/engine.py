@@ -11,10 +11,9 @@ input run, and the gradients arriving at the inputs are captured.
 
 from __future__ import annotations
 
-import contextlib
-
 from . import grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
+from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
 from .graph import AccumulateGrad, Node, edge_of
 
 
@@ -37,159 +36,72 @@ def run_backward(
     otherwise the gradients of ``inputs`` are returned (that is ``autograd.grad``).
 
     Without ``create_graph`` nothing is recorded, so nodes with an ``array_derivative`` run on the raw
-    arrays: gradients flow between them as arrays, and become Tensors only where a Tensor is needed
-    (another node's backward, a hook, ``.grad``, a captured input).
+    arrays (array_path.py): gradients flow between them as arrays, and become Tensors only where a
+    Tensor is needed (another node's backward, a hook, ``.grad``, a captured input).
     """
     root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
-    input_edges = [edge_of(t) for t in inputs] if inputs is not None else None
-    if input_edges is None:
-        wanted = None
-        dependencies = _count_dependencies(root)
-    else:
-        children = _discover(root)
-        wanted = _nodes_leading_to({node for node, _ in input_edges}, children)
-        dependencies = _count_wanted_dependencies(children, wanted)
-
+    dependencies, reach, captured = _plan(root, inputs)  # 1. discover and count
     on_arrays = not create_graph and not is_anomaly_enabled()
-    captured = {edge: None for edge in input_edges} if input_edges is not None else None
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
-    buffers: dict[Node, list] = {root: [None]}
-    reach = wanted["reach"] if wanted is not None else None
+    buffers: dict[Node, list] = {root: [None]}  # per node: the gradients arrived for each output
     ready = [root]
-    with grad_mode.set_grad_enabled(create_graph), _quiet_floating_point(outputs if on_arrays else ()):
+    with grad_mode.set_grad_enabled(create_graph), quiet_floating_point(outputs if on_arrays else ()):
         while ready:
-            node = ready.pop()
+            node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
             if node._hooked or type(node) is AccumulateGrad:
-                grads = _run_tensor_pre_hooks(node, _as_tensors(node, grads), create_graph, owned)
-            if captured is not None:
-                for nr, g in enumerate(grads):
-                    if (node, nr) in captured:
-                        captured[(node, nr)] = _as_tensor(node, g, nr)
-                if wanted is not None and node not in wanted["runs"]:
-                    continue
-            if type(node) is AccumulateGrad:
+                grads = _run_tensor_pre_hooks(node, as_tensors(node, grads), create_graph, owned)
+            if captured is not None and not _capture(node, grads, captured):
+                continue
+            if type(node) is AccumulateGrad:  # a leaf: into .grad
                 if accumulate and grads[0] is not None:
                     accumulate_into(node.variable, grads[0], create_graph, owned)
                 continue
-            if node is root:
+            if node is root:  # 3. call its backward
                 grad_inputs = root.seeds
             elif on_arrays and node._arrays and not node._hooked:
-                grad_inputs = _call_on_arrays(node, grads)
+                grad_inputs = call_on_arrays(node, grads, _call_node)
             else:
-                grad_inputs = _call_node(node, _as_tensors(node, grads))
+                grad_inputs = _call_node(node, as_tensors(node, grads))
             if not retain_graph:
                 node.release_saved()
-            for (child, nr), g in zip(node.next_functions, grad_inputs):
+            for (child, nr), g in zip(node.next_functions, grad_inputs):  # 4. route each gradient down its edge
                 if child is None or (reach is not None and child not in reach):
                     continue
                 slots = buffers.get(child)
                 if slots is None:
                     slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
-                    old = slots[nr]
-                    if old is None:
-                        slots[nr] = g
-                    elif type(old) is type(g):  # two arrays, two dense or two sparse Tensors
-                        slots[nr] = old + g
-                    else:
-                        slots[nr] = _sum_grads(child, nr, old, g)
+                    slots[nr] = g if slots[nr] is None else add_grads(child, nr, slots[nr], g)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     ready.append(child)
     if captured is None:
         return None
-    return _captured_grads(inputs, input_edges, captured, accumulate, create_graph, allow_unused, owned)
+    return _captured_grads(inputs, captured, accumulate, create_graph, allow_unused, owned)
 
 
-@contextlib.contextmanager
-def _quiet_floating_point(tensors):
-    """Derivatives evaluated on arrays stay as quiet as the kernels (PyTorch never warns on 1/0 or
-    overflow; ops.promotion.Elementwise silences numpy the same way around each kernel)."""
-    states = {id(state[0]): state for t in tensors if (state := t._storage.backend.quiet_fp_state) is not None}
-    tokens = [(variable, variable.set(value)) for variable, value in states.values()]
-    try:
-        yield
-    finally:
-        for variable, token in reversed(tokens):
-            variable.reset(token)
+def _plan(root: Node, inputs) -> tuple:
+    """What the loop needs before it starts: each node's count of incoming edges; with ``inputs``
+    (``autograd.grad``), also ``reach`` (the nodes on a path to an input) and ``captured`` (the inputs'
+    edges, the gradients that arrive there, filled by ``_capture``, and the nodes that must run)."""
+    if inputs is None:
+        return _count_dependencies(root), None, None
+    input_edges = [edge_of(t) for t in inputs]
+    children = _discover(root)
+    wanted = _nodes_leading_to({node for node, _ in input_edges}, children)
+    captured = {"edges": input_edges, "grads": dict.fromkeys(input_edges), "runs": wanted["runs"]}
+    return _count_wanted_dependencies(children, wanted), wanted["reach"], captured
 
 
-def _is_tensor(g) -> bool:
-    return hasattr(g, "_storage")  # Tensors (dense, sparse, quantized); the engine's other values are arrays
-
-
-def _as_tensor(node: Node, g, nr: int):
-    """A gradient arriving at ``node``'s output ``nr`` as a Tensor (None stays None)."""
-    return g if g is None or _is_tensor(g) else node.wrap_grad(g, nr)
-
-
-def _as_tensors(node: Node, grads: list) -> list:
+def _capture(node: Node, grads: list, captured: dict) -> bool:
+    """Keep the gradients arriving at an input of ``autograd.grad``; False: the node need not run (nothing
+    below it leads to an input)."""
+    arrived = captured["grads"]
     for nr, g in enumerate(grads):
-        if g is not None and not _is_tensor(g):
-            grads[nr] = node.wrap_grad(g, nr)
-    return grads
-
-
-def _sum_grads(child: Node, nr: int, old, g):
-    """Two gradients of different types meeting at one output: arrays (or a numpy scalar, what 0-dim numpy
-    arithmetic returns) and dense Tensors add as arrays; a sparse one stays a Tensor."""
-    old_is_tensor, g_is_tensor = _is_tensor(old), _is_tensor(g)
-    if not old_is_tensor and not g_is_tensor:
-        return old + g
-    if old_is_tensor != g_is_tensor:
-        tensor, array = (old, g) if old_is_tensor else (g, old)
-        if tensor._dense:
-            return tensor._array + array
-        old, g = _as_tensor(child, old, nr), _as_tensor(child, g, nr)
-    # sparse + dense is refused (PyTorch's rule), so a dense operand goes first
-    return g + old if old.is_sparse and not g.is_sparse else old + g
-
-
-def _call_on_arrays(node: Node, grads: list) -> list:
-    """A node's backward evaluated on arrays, its gradients checked against the inputs (as validate_grads)."""
-    ndarray = node.backend.ndarray
-    uniform = node._uniform  # the dtype of inputs and output when they all match (see Op._uniform)
-    flowing = False
-    for nr, g in enumerate(grads):
-        if g is not None:
-            flowing = True
-            if type(g) is not ndarray and _is_tensor(g):
-                if not g._dense:  # a sparse gradient: the Tensor path knows its layout
-                    return _call_node(node, _as_tensors(node, grads))
-                g = grads[nr] = g._array
-            if g.dtype is not uniform:  # e.g. a seed of another dtype
-                uniform = None
-    if not flowing:
-        return [None] * len(node.next_functions)
-    try:
-        grad_inputs = node._evaluate_on_arrays(grads)
-    except Exception:
-        if node._traceback is not None:
-            report_failure(node)
-        raise
-    if uniform is not None:  # shapes and dtypes all agree: nothing to reduce or cast
-        return grad_inputs
-    result = []
-    for i, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):  # an op has one meta per input
-        if g is not None:
-            if meta is None:  # an input that wants no gradient
-                g = None
-            else:
-                shape, dtype = meta
-                if g.shape != shape:
-                    if not _expandable(shape, g.shape):
-                        raise RuntimeError(
-                            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                            f"{list(g.shape)} but expected shape compatible with {list(shape)}"
-                        )
-                    g = node.sum_to_shape(g, shape)
-                if node.backend.dtype_of(g) is not dtype:
-                    if g.dtype.kind == "c" and not dtype.is_complex:  # a real input's gradient: the real part
-                        g = g.real
-                    g = g.astype(node.backend.array_dtype(dtype))
-        result.append(g)
-    return result
+        if (node, nr) in arrived:
+            arrived[(node, nr)] = as_tensor(node, g, nr)
+    return node in captured["runs"]
 
 
 def _discover(root: Node) -> dict[Node, tuple]:
@@ -324,7 +236,7 @@ def validate_grads(node: Node, grad_inputs: tuple) -> tuple:
             continue
         shape, dtype = meta
         if g._array.shape != shape:  # a sparse gradient's _array is its shape-only geometry
-            if g.is_sparse or not _expandable(shape, g._array.shape):
+            if g.is_sparse or not expandable(shape, g._array.shape):
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - got "
                     f"{list(g._array.shape)} but expected shape compatible with {list(shape)}"
@@ -336,15 +248,6 @@ def validate_grads(node: Node, grad_inputs: tuple) -> tuple:
             g = g.to(dtype)
         result[i] = g
     return tuple(result)
-
-
-def _expandable(shape: tuple, target: tuple) -> bool:
-    if len(shape) > len(target):
-        return False
-    for n, m in zip(reversed(shape), reversed(target)):
-        if n != m and n != 1:
-            return False
-    return True
 
 
 def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
@@ -364,17 +267,8 @@ def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
         meta.grad = grad
     elif create_graph:
         meta.grad = current + grad
-    elif current.is_sparse or grad.is_sparse:  # SEMANTICS 3.2: sparse+sparse concatenates, mixing gives dense
-        if current.is_sparse and grad.is_sparse:
-            meta.grad = current + grad
-        elif grad.is_sparse:  # dense += sparse, in place (a scatter-add of the specified values)
-            from ..sparse.ops import add_into
-
-            add_into(current, grad)
-        else:
-            meta.grad = grad + current
-    else:
-        current._add_in_place(grad)
+    else:  # in place where the layouts allow (the one layout-specific step: SparseTensor overrides it)
+        meta.grad = grad._accumulate_into(current)
     owned.add(_memory_of(meta.grad))
     if meta.post_accumulate_hooks and tensor.grad_fn is None:
         for fn in list(meta.post_accumulate_hooks.values()):
@@ -393,10 +287,10 @@ def _memory_of(tensor) -> int:
     return id(array)
 
 
-def _captured_grads(inputs, input_edges, captured, accumulate, create_graph, allow_unused, owned):
+def _captured_grads(inputs, captured, accumulate, create_graph, allow_unused, owned):
     result = []
-    for i, (tensor, edge) in enumerate(zip(inputs, input_edges)):
-        g = captured[edge]
+    for i, (tensor, edge) in enumerate(zip(inputs, captured["edges"])):
+        g = captured["grads"][edge]
         if g is None and not allow_unused:
             raise RuntimeError(
                 f"The differentiated Tensor at index {i} appears to not have been used in the "

@@ -16,8 +16,12 @@ from __future__ import annotations
 import functools
 import inspect
 
+from .._backends import backend_for
+from ..creation import zeros
+from ..tensor import Tensor, from_array
 from . import anomaly, grad_mode
 from .graph import Node, SavedTensor, edge_of
+from .view_history import rebase_base_through_view
 
 
 class FunctionCtx:
@@ -27,8 +31,6 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Keep inputs or outputs (or None) for backward; read back, version-checked, as ``ctx.saved_tensors``."""
-        from ..tensor import Tensor
-
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
@@ -64,9 +66,6 @@ class BackwardCFunction(FunctionCtx, Node):
         return type(self).__name__
 
     def wrap_grad(self, array, output_nr: int):
-        from .._backends import backend_for
-        from ..tensor import from_array
-
         device = self.output_meta[output_nr][2]
         return from_array(array, backend_for(device), device)
 
@@ -97,8 +96,6 @@ def _materialized(grads: tuple, output_meta: tuple) -> tuple:
     """Undefined gradients of tensor outputs become zeros (non-tensor outputs keep None)."""
     if all(g is not None for g in grads):
         return grads
-    from ..creation import zeros
-
     return tuple(
         zeros(meta[0], dtype=meta[1], device=meta[2]) if g is None and meta is not None else g
         for g, meta in zip(grads, output_meta)
@@ -142,8 +139,6 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on ``args`` and, when grad mode is on and an input requires grad, record the node."""
-        from ..tensor import Tensor
-
         uses_setup_context = cls.setup_context is not Function.setup_context
         if kwargs or uses_setup_context:
             args = _bind_arguments(cls, args, kwargs, uses_setup_context)
@@ -213,8 +208,6 @@ def _as_view_of_input(t):
 
 def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
     """Turn forward's raw outputs into the Function's outputs, and make ``ctx`` their grad_fn."""
-    from ..tensor import Tensor
-
     dirty = _check_dirty(ctx, args, outputs, record)
     non_diff = getattr(ctx, "non_differentiable", ())
     finished = []
@@ -244,8 +237,6 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
             continue
         is_view = out._meta is not None and out._meta.base is not None
         if is_view and any(out is d for d in dirty):  # written through a view: rewrite the base's history
-            from ..ops.inplace import rebase_base_through_view
-
             rebase_base_through_view(out, ctx, i, view_input=next(k for k, a in enumerate(args) if a is out))
             continue
         out.grad_fn = ctx
@@ -292,8 +283,6 @@ def once_differentiable(backward):
             outputs = backward(ctx, *grads)
         if not grad_mode.state.enabled:
             return outputs
-        from ..tensor import Tensor
-
         if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
             return outputs
         is_tuple = isinstance(outputs, tuple)

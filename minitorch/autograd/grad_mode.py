@@ -14,18 +14,8 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import threading
 
-
-class _GradState(threading.local):
-    """Per-thread flags; the class attributes are what a thread sees until it sets its own, so a new
-    thread needs no initialisation and reading ``state.enabled`` stays one attribute lookup."""
-
-    enabled = True
-    inference = False
-
-
-state = _GradState()
+from .._grad_state import state
 
 
 def is_grad_enabled() -> bool:

@@ -20,6 +20,11 @@ from __future__ import annotations
 import itertools
 import warnings
 
+from .._dtype import float64
+from ..creation import tensor, zeros_like
+from ..random import Generator, rand
+from ..tensor import Tensor, from_array
+from .api import grad as autograd_grad
 from .function import Function
 
 FAILED_NONDET_MSG = """
@@ -51,8 +56,6 @@ def _as_tuple(x) -> tuple:
 
 
 def _is_tensor(x) -> bool:
-    from ..tensor import Tensor
-
     return isinstance(x, Tensor)
 
 
@@ -111,8 +114,6 @@ def _xp(t):
 
 def _wrap(array, like):
     """An array of Jacobian entries as a Tensor on ``like``'s device (for messages)."""
-    from ..tensor import from_array
-
     return from_array(array, like._storage.backend, like.device)
 
 
@@ -184,8 +185,6 @@ def _numerical_directional(func, inputs: tuple, x, u, eps: float) -> list:
 
 def _vjps(output, diff_inputs: list, seeds) -> list:
     """For each seed (a flat array over ``output``), the gradients of ``seed . output`` w.r.t. the inputs."""
-    from . import grad as autograd_grad
-
     rows = []
     shape = output._array.shape
     for seed in seeds:
@@ -280,9 +279,6 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
 
 def _unit_vector(n: int, like, generator):
     """A random vector of ``n`` entries, norm 1 (PyTorch's ``rand`` then divide by the norm), as an array."""
-    from .._dtype import float64
-    from ..random import rand
-
     with_values = rand(n, generator=generator, dtype=float64)
     array = with_values._array
     norm = float((array * array).sum()) ** 0.5
@@ -292,8 +288,6 @@ def _unit_vector(n: int, like, generator):
 
 
 def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol) -> None:
-    from ..random import Generator
-
     generator = Generator()  # its own stream: the user's RNG state is left alone
     diff_inputs = _diff_inputs(inputs)
     all_u = [_unit_vector(x.numel(), x, generator) for x in diff_inputs]
@@ -317,8 +311,6 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
             n = numerical[i][j]
             scaled_atol = atol * float(u.sum()) * float(v.sum())
             if not abs(a - n) <= scaled_atol + rtol * abs(n):
-                from ..creation import tensor
-
                 raise GradcheckError(
                     _not_close_message(tensor(a, dtype=x_dtype(i)), tensor(n, dtype=x_dtype(i)), j, i)
                     + _slow_mode_report(func, func_out, inputs, outputs, i, j, eps, rtol, atol)
@@ -353,9 +345,6 @@ def _slow_mode_report(func, func_out, inputs, outputs, input_idx, output_idx, ep
 
 def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
     """A zero grad_output must give zero input grads of the inputs' dtype, device and size."""
-    from ..creation import zeros_like
-    from . import grad as autograd_grad
-
     diff_inputs = _diff_inputs(inputs)
     grads = autograd_grad(outputs, diff_inputs, [zeros_like(o) for o in outputs], allow_unused=True)
     for gi, di in zip(grads, diff_inputs):
@@ -386,9 +375,6 @@ class UndefinedGrad(Function):
 
 def _test_undefined_backward_mode(func, outputs: tuple, inputs: tuple) -> None:
     """Backward must cope with undefined output grads: all at once, and one output at a time."""
-    from ..creation import zeros_like
-    from . import grad as autograd_grad
-
     undefined = UndefinedGrad
     diff_inputs = _diff_inputs(inputs)
 
@@ -499,6 +485,17 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
         _test_undefined_backward_mode(func, outputs, inputs)
 
 
+def _random_grad_output(output, noncontiguous: bool):
+    """A grad_output drawn uniformly from [-1, 1) in ``output``'s dtype (``testing.make_tensor``'s draw), as
+    the even columns of a tensor twice as wide when ``noncontiguous``; it requires grad."""
+    values = (rand(output.shape, device=output.device, dtype=float64) * 2 + -1).to(output.dtype)
+    if noncontiguous and values.numel() > 1:
+        shape = tuple(values.shape)
+        doubled = values.unsqueeze(-1).expand(shape + (2,)).reshape(shape[:-1] + (2 * shape[-1],))
+        values = doubled[..., ::2]
+    return values.requires_grad_(True)
+
+
 def gradgradcheck(
     func,
     inputs,
@@ -529,22 +526,14 @@ def gradgradcheck(
         raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        from ..testing import make_tensor
-
         outputs = _differentiable_outputs(func(*inputs))
-        grad_outputs = tuple(
-            make_tensor(o.shape, dtype=o.dtype, device=o.device, low=-1, high=1, requires_grad=True,
-                        noncontiguous=gen_non_contig_grad_outputs)
-            for o in outputs
-        )
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_outputs = len(grad_outputs)
     diff_input_positions = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
 
     def first_derivative(*args):
-        from . import grad as autograd_grad
-
         xs, vs = args[: len(args) - n_outputs], args[len(args) - n_outputs:]
         outs = _differentiable_outputs(func(*xs))
         diff_xs = [xs[i] for i in diff_input_positions]

@@ -10,6 +10,10 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from .._dtype import float32
+from ..tensor import from_array
+from .anomaly import is_anomaly_enabled
+
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -142,7 +146,7 @@ class AccumulateGrad(Node):
         self.variable = variable
         dtype = variable.dtype
         if getattr(dtype, "is_quantized", False):  # a quantized leaf's gradient is float32 (straight-through)
-            from .._dtype import float32 as dtype
+            dtype = float32
         self._input_meta = ((variable._array.shape, dtype),)
 
     def name(self) -> str:
@@ -152,8 +156,6 @@ class AccumulateGrad(Node):
         return ()
 
     def wrap_grad(self, array, output_nr: int):
-        from ..tensor import from_array
-
         storage = self.variable._storage
         return from_array(array, storage.backend, storage.device)
 
@@ -219,8 +221,6 @@ class SavedTensor:
 
 
 def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> str:
-    from .anomaly import is_anomaly_enabled
-
     shape = list(tensor._array.shape)
     produced_by = tensor.grad_fn if saved.output_nr is None else owner
     output_nr = tensor._output_nr if saved.output_nr is None else saved.output_nr

@@ -14,6 +14,7 @@ real and raise a RuntimeError otherwise.
 from __future__ import annotations
 
 from .._backends import backend_for
+from .._device import device
 from ..ops.op import Op
 from ..tensor import Tensor
 from ._support import (
@@ -239,8 +240,6 @@ def _general_eig(op: Op, A, vectors: bool):
 
 
 def _cpu():
-    from .._device import device
-
     return device("cpu")
 
 

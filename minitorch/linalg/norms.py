@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 
+from ..autograd import grad_mode
 from ..ops import reduction
 from ..ops.blas import SCALAR_TYPE
 from ..ops.comparison import where
 from ..ops.reduction import reduction_dims
 from ..tensor import Tensor, wrap_dim
 from ._support import check_floating, check_matrix
-from .decompositions import svdvals
+from .decompositions import eigvalsh, svdvals
 
 _INF = math.inf
 
@@ -95,9 +96,6 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> 
     name = "linalg.matrix_rank"
     check_matrix(name, A)
     check_floating(name, A)
-    from ..autograd import grad_mode
-    from .decompositions import eigvalsh
-
     with grad_mode.no_grad():
         values = eigvalsh(A).abs() if hermitian else svdvals(A)
         if rtol is None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import linalg
 from ..autograd import grad_mode
-from ..creation import empty_like
+from ..creation import empty_like, eye
 from ..ops.comparison import where
+from ..random import randn, randperm
 from ..tensor import Tensor
 
 __all__ = [
@@ -135,8 +137,6 @@ def eye_(tensor: Tensor) -> Tensor:
     """The identity matrix (a 2-D tensor only): preserves the identity of a linear layer's inputs."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..creation import eye
-
     with grad_mode.no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -209,9 +209,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from .. import linalg
-    from ..random import randn
-
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     with grad_mode.no_grad():
@@ -231,8 +228,6 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     """A 2-D tensor of N(0, std**2) values with a fraction ``sparsity`` of each column set to zero."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..random import randperm
-
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     with grad_mode.no_grad():

@@ -22,9 +22,7 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
-        self = object.__new__(cls)
-        self._meta = None
-        self._set_from(data)
+        self = cls._make(data._array, data._storage, data._offset)
         if requires_grad:
             self.requires_grad_(True)
         return self
@@ -58,9 +56,7 @@ class Buffer(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Buffer(): data must be a Tensor, got {type(data).__name__}")
-        self = object.__new__(cls)
-        self._meta = None
-        self._set_from(data)
+        self = cls._make(data._array, data._storage, data._offset)
         self.persistent = persistent
         return self
 
@@ -138,9 +134,8 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
-        self = object.__new__(cls)
-        self._meta = None
-        self._set_from(empty(0, device=device, dtype=dtype))
+        like = empty(0, device=device, dtype=dtype)
+        self = cls._make(like._array, like._storage, like._offset)
         if requires_grad:
             self.requires_grad_(True)
         _buffer_persistence[id(self)] = persistent

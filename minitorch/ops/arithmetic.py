@@ -13,6 +13,7 @@ import numbers
 
 from .._backends.dtypes import is_bfloat16
 from .._dtype import scalar_type_name
+from ..creation import zeros_like
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
@@ -23,8 +24,6 @@ _OPERAND_TYPES = (Tensor, bool, int, float, complex)
 
 
 def _zeros(grad: Tensor) -> Tensor:
-    from ..creation import zeros_like
-
     return zeros_like(grad)
 
 

@@ -20,7 +20,6 @@ from .._autocast_state import autocast_op
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..autograd import grad_mode
 from ..tensor import Tensor, from_array, wrap_dim
-from .comparison import where
 from .op import Op
 from .promotion import conj_if_complex
 from .views import view_strides
@@ -361,15 +360,6 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     return _scaled_sum(input, mm(left, right), beta, alpha, "addbmm")
 
 
-def chain_matmul(*matrices: Tensor) -> Tensor:
-    """``matrices[0] @ matrices[1] @ ...`` (deprecated in PyTorch for ``linalg.multi_dot``)."""
-    if len(matrices) == 1 and isinstance(matrices[0], (tuple, list)):
-        matrices = tuple(matrices[0])
-    from ..linalg import multi_dot
-
-    return multi_dot(matrices)
-
-
 # tensordot, kron -----------------------------------------------------------------------------
 
 
@@ -691,85 +681,6 @@ def _pair_layout(operands, subscripts, output: str) -> str:
     return "".join(both + left + [c for c in output if c not in both and c not in left])
 
 
-# the old top-level names of linalg functions -------------------------------------------------
-
-
-def det(input: Tensor) -> Tensor:
-    """``torch.det``: ``linalg.det``."""
-    from .. import linalg
-
-    return linalg.det(input)
-
-
-def logdet(input: Tensor) -> Tensor:
-    """log(det(A)): nan where the determinant is negative, -inf where it is zero (as in PyTorch)."""
-    from .. import linalg
-
-    sign, logabsdet = linalg.slogdet(input)
-    return where(sign < 0, float("nan"), logabsdet)
-
-
-def slogdet(input: Tensor):
-    """``torch.slogdet``: ``linalg.slogdet``."""
-    from .. import linalg
-
-    return linalg.slogdet(input)
-
-
-def inverse(input: Tensor) -> Tensor:
-    """``torch.inverse``: ``linalg.inv``."""
-    from .. import linalg
-
-    return linalg.inv(input)
-
-
-def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
-    """The old ``torch.svd``: returns ``(U, S, V)`` with V (not Vh); ``some=False`` gives full U and V;
-    ``compute_uv=False`` gives zero-filled U (m x m) and V (n x n), as PyTorch does."""
-    from .. import linalg
-    from ..linalg._support import svd_result
-
-    if not compute_uv:
-        S = linalg.svdvals(input)
-        m, n = input._array.shape[-2:]
-        batch = input._array.shape[:-2]
-        backend = input._storage.backend
-        zeros_u = from_array(backend.zeros(batch + (m, m), input.dtype), backend, input.device)
-        zeros_v = from_array(backend.zeros(batch + (n, n), input.dtype), backend, input.device)
-        return svd_result(zeros_u, S, zeros_v)
-    U, S, Vh = linalg.svd(input, full_matrices=not some)
-    return svd_result(U, S, Vh.mT)
-
-
-def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``, its errors named ``cholesky``."""
-    from ..linalg import _support, decompositions
-
-    _support.check_square_floating("cholesky", input)
-    return decompositions.Cholesky.apply(input, upper, "cholesky")
-
-
-def qr(input: Tensor, some: bool = True):
-    """``torch.qr``: ``linalg.qr`` with mode 'reduced' (``some=True``) or 'complete'."""
-    from .. import linalg
-
-    return linalg.qr(input, mode="reduced" if some else "complete")
-
-
-def matrix_power(input: Tensor, n: int) -> Tensor:
-    """``torch.matrix_power``: ``linalg.matrix_power``."""
-    from .. import linalg
-
-    return linalg.matrix_power(input, n)
-
-
-def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    """``torch.pinverse``: ``linalg.pinv`` with a relative cutoff."""
-    from .. import linalg
-
-    return linalg.pinv(input, rtol=rcond)
-
-
 def _rmatmul(self: Tensor, other):
     if not isinstance(other, Tensor):
         return NotImplemented
@@ -784,6 +695,5 @@ def _matmul_method(self: Tensor, other):
 
 __all__ = [
     "matmul", "mm", "spmm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
-    "addbmm", "chain_matmul", "tensordot", "kron", "cross", "einsum", "det", "logdet", "slogdet", "inverse", "svd",
-    "cholesky", "qr", "matrix_power", "pinverse",
+    "addbmm", "tensordot", "kron", "cross", "einsum",
 ]

@@ -10,6 +10,7 @@ import math
 
 from .._dtype import scalar_type_name
 from ..autograd import grad_mode
+from ..creation import tensor
 from ..tensor import Tensor
 from .op import Op
 from .promotion import Elementwise, array_kind, promote
@@ -186,8 +187,6 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from ..creation import tensor
-
         input = tensor(input, device=condition.device)
     return Where.apply(condition, input, other)
 
@@ -239,8 +238,6 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             )
         value = value.to(input.dtype)
     else:
-        from ..creation import tensor
-
         value = tensor(value, dtype=input.dtype, device=input.device)
     # out of place, input and mask broadcast together (PyTorch); masked_fill_ checks the result fits the input
     return MaskedFill.apply(mask, value, input)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
+from .. import _dtype
 from .._backends import backend_for
+from .._device import as_device
 from .._device import device as Device
 from ..memory_format import checked, contiguous_format, format_strides, preserve_format
 from ..tensor import Tensor
@@ -80,3 +83,33 @@ def format_order(memory_format, shape: tuple):
 
 
 __all__ = ['clone', 'contiguous']
+
+
+def to(self: Tensor, *args, **kwargs) -> Tensor:
+    """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; a no-op returns self."""
+    device, dtype, copy = _parse_to(self, args, kwargs)
+    memory_format = kwargs.get("memory_format", preserve_format)
+    out = self
+    if device != self.device or (dtype is not None and dtype is not self.dtype) or copy:
+        out = to_copy(self, device=device, dtype=dtype)
+    if memory_format is not preserve_format:  # a layout other than the input's: a copy in that layout
+        out = out.contiguous(memory_format=checked("to", memory_format))
+    return out
+
+
+def _parse_to(t: Tensor, args, kwargs) -> tuple[Any, Any, bool]:
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, int)) or type(arg).__name__ == "device":
+            device = arg
+        elif isinstance(arg, bool):
+            copy = arg
+    device = t.device if device is None else as_device(device)
+    if device.type == "cuda" and device.index is None:
+        device = backend_for(device).normalize(device)
+    return device, dtype, copy

@@ -16,9 +16,13 @@ import math
 
 from .. import _dtype
 from .._dtype import scalar_type_name
+from ..creation import tensor
 from ..tensor import Tensor, wrap_dim
+from .comparison import where
 from .op import Op
 from .promotion import array_kind, promote
+from .shape import broadcast_shapes, broadcast_tensors
+from .views import Index, ViewScatter, contiguous_strides, normalize_basic_index
 
 _INTEGER_INDEX = ("int64", "int32")  # what PyTorch's index kernels take (bool/uint8 are masks)
 
@@ -154,8 +158,6 @@ def _treat_sequence_as_tuple(index) -> bool:
 
 def _as_index_tensor(item, device) -> Tensor:
     """A list/array index as a tensor (on the CPU for a meta input: its values are known)."""
-    from ..creation import tensor
-
     device = "cpu" if device.type == "meta" else device
     if isinstance(item, (list, tuple)) and len(item) == 0:
         return tensor([], dtype=_dtype.int64, device=device)
@@ -336,8 +338,6 @@ def pad_to(grad: Tensor, shape: tuple) -> Tensor:
     """``grad`` placed at the start of zeros of ``shape`` (src may be larger than index)."""
     if grad._array.shape == tuple(shape):
         return grad
-    from .views import ViewScatter, contiguous_strides
-
     return ViewScatter.apply(grad, math.prod(shape), grad._array.shape, contiguous_strides(shape), 0).view(shape)
 
 
@@ -490,8 +490,6 @@ class ScatterReduce(Op):
         single_zero = src_zero & (zeros_per_slot == 1)
         masked_src = src.masked_fill(single_zero, 1.0)
         with_one = scatter_reduce(x, dim, index, masked_src, "prod", include_self=include_self)
-        from .comparison import where
-
         grad_src = where(single_zero, (grad * with_one).gather(dim, index),
                          (grad * out).gather(dim, index) / src.masked_fill(src_zero, 1.0))
         return grad_input, grad_src
@@ -695,8 +693,6 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def _broadcast_mask(op: str, input: Tensor, mask: Tensor):
     if mask.dtype.name != "bool":
         raise RuntimeError(f"{op}: expected BoolTensor for mask, but got {mask.dtype}")
-    from .shape import broadcast_tensors
-
     return broadcast_tensors(input, mask)
 
 
@@ -756,8 +752,6 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             f"torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
             f"{input.dim()} dimensions for input, and {indices.dim()} dimensions for indices"
         )
-    from .shape import broadcast_shapes
-
     input_shape, index_shape = list(input.shape), list(indices.shape)
     input_shape[dim] = index_shape[dim] = 1
     shape = list(broadcast_shapes(input_shape, index_shape))
@@ -805,3 +799,11 @@ _METHODS = (
     masked_select, masked_scatter, take, take_along_dim, nonzero, argwhere, put,
 )
 __all__ = [fn.__name__ for fn in _METHODS]
+
+
+def getitem(self: Tensor, index):
+    """``t[index]``: basic indices give a view (ops/views.py, ``Index``); tensors, lists and masks copy."""
+    basic = normalize_basic_index(index, self.dim())
+    if basic is not None:
+        return Index.apply(self, basic)
+    return advanced_getitem(self, index)

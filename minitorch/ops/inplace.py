@@ -1,4 +1,4 @@
-"""In-place ops (``x.add_(y)``, ``x[i] = v``, writes through views) and the history they rewrite.
+"""In-place ops (``x.add_(y)``, ``x[i] = v``, writes through views).
 
 One mechanism serves every in-place op: run the out-of-place op, write its result into ``self``'s
 memory, bump the storage's version, and make the graph say what happened:
@@ -10,26 +10,23 @@ memory, bump the storage's version, and make the graph say what happened:
 - Any other view of that storage notices the version change the next time its ``grad_fn`` is read
   and rebuilds it as an ``AsStridedBackward0`` of its base's current history.
 
-The errors PyTorch raises to keep this sound are raised here too (``check_inplace``).
+The history rewriting (CopySlices, stale views) is autograd's: autograd/view_history.py. The errors
+PyTorch raises to keep in-place writes sound are raised here (``check_inplace``).
 """
 
 from __future__ import annotations
 
-import math
-
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor, edge_of
+from ..autograd.graph import Node, SavedTensor
+from ..autograd.view_history import INTERNAL_OVERLAP_MESSAGE, check_view_rebase, rebase_base_through_view
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
 from .op import Op
 from .views import (
-    AsStrided,
     Index,
-    ViewScatter,
     _overlaps,
     as_strided,
     normalize_basic_index,
-    region_of,
     squeeze,
     t,
     transpose,
@@ -54,11 +51,6 @@ _NO_OVERLAP = frozenset({"index_add_", "index_copy_", "scatter_", "scatter_add_"
 _OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
     "location. Please clone() the tensor before performing the operation."
-)
-
-_INTERNAL_OVERLAP_MESSAGE = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
-    "Please clone() the tensor before performing the operation."
 )
 
 
@@ -107,7 +99,7 @@ def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -
     handle_view_on_rebase). The first two hold always; the rest only when the write is recorded.
     An in-place view op (``t_``) writes no element, so overlapping memory is no reason to refuse it."""
     if writes_elements and has_internal_overlap(self):
-        raise RuntimeError(_INTERNAL_OVERLAP_MESSAGE)
+        raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
     meta = self._meta
     if meta is not None and meta.is_inference and not grad_mode.state.inference:
         raise RuntimeError(
@@ -124,58 +116,6 @@ def check_inplace(self: Tensor, recording: bool, writes_elements: bool = True) -
     # whose history nothing has read since the base was written, counts as a leaf that requires grad.
     if self._grad_fn is None and (self._requires_grad or view_requires_grad(self)):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-_WHY_NOT_IN_PLACE = {
-    "multi_output": (
-        " This view is the output of a function that returns multiple views. Such functions do not allow the output "
-        "views to be modified inplace. You should replace the inplace operation by an out-of-place one."
-    ),
-    "no_grad": (
-        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-        "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-        "tracked) or both outside (if you want the inplace to be tracked)."
-    ),
-    "inference_mode": (
-        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-        "both the view and the inplace either both inside the inference_mode block (if you don't want the inplace to "
-        "be tracked) or both outside (if you want the inplace to be tracked)."
-    ),
-    "custom_function": (
-        " This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
-        "logic to handle view+inplace would override the custom backward associated with the custom Function, "
-        "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
-        "custom Function."
-    ),
-}
-
-
-def check_view_rebase(view: Tensor, indirect: bool) -> None:
-    """Raise if ``view``'s history may not be rewritten (PyTorch's handle_view_on_rebase): it was made by a
-    multi-output op, in no_grad or inference mode, or by a custom Function, or is a view of such a view
-    (``view_creation``). ``indirect``: its base or another view was written, not the view itself."""
-    creation = view._meta.creation
-    if creation == "default":
-        return
-    node = view._grad_fn
-    modified = "its base or another view of its base has been" if indirect else "is being"
-    if creation in ("no_grad", "inference_mode") or node is None:
-        if node is not None:
-            prefix = f"Output {view._output_nr} of {_forward_name(node)} is a view of a view which was created in"
-        else:
-            prefix = "A view was created in"
-        if creation == "inference_mode":
-            message = f"{prefix} inference mode and {modified} modified inplace in normal mode."
-        else:
-            message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
-    else:
-        message = f"Output {view._output_nr} of {_forward_name(node)} is a view and {modified} modified inplace."
-    raise RuntimeError(message + _WHY_NOT_IN_PLACE[creation])
-
-
-def _forward_name(node: Node) -> str:
-    """The forward op a node records, as PyTorch's messages name it (``SplitBackward0`` -> ``Split``)."""
-    return node.name().rstrip("0123456789").removesuffix("Backward")
 
 
 def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
@@ -278,152 +218,6 @@ def _point_saved_output_at(node: Node, self: Tensor, history: tuple | None = Non
             entry.tensor = self._alias()
             entry.version = self._storage.version
             entry.history = history
-
-
-class CopySlices(Node):
-    """The base's history after a write through one of its views (PyTorch's CopySlices).
-
-    Backward: the gradient outside the view's region goes to the old base unchanged; inside the
-    region it goes through the in-place op's backward (``fn``), whose other inputs get the rest.
-    The region is described relative to a row-major tensor of the base's shape when the base is
-    contiguous (the common case: one copy of the gradient), else relative to the whole storage.
-    """
-
-    def __init__(self, base: Tensor, view: Tensor, fn: Node, fn_output_nr: int, view_input: int = 0):
-        super().__init__()
-        self.base_shape = base._array.shape
-        if base.is_contiguous():
-            self.region = (view._array.shape, view.stride(), view._offset - base._offset)
-            self.storage_geometry = None
-        else:
-            self.region = (view._array.shape, view.stride(), view._offset)
-            self.storage_geometry = (len(base._storage), base._array.shape, base.stride(), base._offset)
-        self.fn, self.fn_output_nr, self.view_input = fn, fn_output_nr, view_input
-        edges, metas = list(fn.next_functions), list(fn._input_meta)
-        edges[view_input], metas[view_input] = edge_of(base), (base._array.shape, base.dtype)
-        self.next_functions, self._input_meta = tuple(edges), tuple(metas)
-
-    def name(self) -> str:
-        return "CopySlices"
-
-    def release_saved(self) -> None:
-        self.fn.release_saved()
-
-    def wrap_grad(self, array, output_nr: int):
-        return self.fn.wrap_grad(array, self.fn_output_nr)
-
-    def _evaluate(self, grad):
-        size, stride = self.region[:2]
-        if self.next_functions[self.view_input][0] is not None and math.prod(size) and any(
-                n > 1 and s == 0 for n, s in zip(size, stride)):
-            # PyTorch copies the op's gradient into the view's region of the base's gradient: an expanded
-            # region (a fill_/masked_fill_ through an expand) refuses that copy, as a write would
-            raise RuntimeError(_INTERNAL_OVERLAP_MESSAGE)
-        whole, region_grad = self._whole_and_region(grad)
-        grads = [None] * self.fn._n_outputs
-        grads[self.fn_output_nr] = region_grad
-        results = list(self.fn._evaluate(*grads))
-        others = results[: self.view_input] + results[self.view_input + 1 :]
-        inside = results[self.view_input]
-        inside = inside if inside is not None else whole.new_zeros(())
-        if grad_mode.state.enabled:  # create_graph: stay differentiable
-            merged = ReplaceRegion.apply(whole, inside, *self.region)
-        elif _same_view(inside, region_grad):  # e.g. add_: the region's gradient passes through
-            merged = whole
-        else:  # one private copy of the gradient, region overwritten in place
-            if not whole.is_contiguous():
-                merged = whole.contiguous()  # a single-value gradient: this copy is the private one
-            elif whole._storage is grad._storage or any(r is not None and r._storage is whole._storage for r in others):
-                merged = whole.clone()
-            else:
-                merged = whole
-            merged._storage.backend.as_strided(merged._array.reshape(-1), *self.region)[...] = inside._array
-        if self.storage_geometry is not None:
-            merged = merged.as_strided(*self.storage_geometry[1:])
-        results[self.view_input] = merged
-        return tuple(results)
-
-    def _whole_and_region(self, grad):
-        """The base's gradient in a layout ``region`` describes, and the view's part of it.
-
-        A gradient with one value everywhere (what ``sum`` and ``mean`` send back) is kept as it is:
-        any region of it is that value, so the base's gradient is copied only if a region is written
-        (``mul_`` through a view), and that copy is private, so it needs no second clone. The region
-        is filled in a fresh contiguous array: numpy's ufuncs run 3-4x slower on a stride-0 or
-        strided input than on a contiguous one, and a fill costs less than that difference."""
-        if self.storage_geometry is not None:
-            numel, shape, stride, offset = self.storage_geometry
-            whole = ViewScatter.apply(grad, numel, shape, stride, offset)
-        elif _is_single_value(grad) and not grad_mode.state.enabled:
-            size = self.region[0]
-            return grad, grad.as_strided(size, (0,) * len(size), grad._offset).contiguous()
-        else:
-            whole = grad.contiguous()
-        return whole, region_of(whole, *self.region)
-
-
-def _is_single_value(t: Tensor) -> bool:
-    """Whether every element of ``t`` is one memory location (an expanded scalar)."""
-    return all(s == 0 or n == 1 for n, s in zip(t._array.shape, t.stride()))
-
-
-def _same_view(t: Tensor, view: Tensor) -> bool:
-    """Whether ``t`` is exactly the window ``view`` shows of the same memory."""
-    return (
-        t._storage is view._storage and t._array.shape == view._array.shape and t.stride() == view.stride()
-        and t._offset == view._offset
-    )
-
-
-class ReplaceRegion(Op):
-    """A copy of a contiguous ``whole`` with the strided region ``(size, stride, offset)`` of its
-    flat memory replaced by ``inside`` (broadcast). Its backward is itself plus a region read."""
-
-    def forward(self, whole, inside, size, stride, offset):
-        self.region = (size, stride, offset)
-        out = whole.copy()
-        self.backend.as_strided(out.reshape(-1), size, stride, offset)[...] = inside
-        return out
-
-    def backward(self, grad):
-        grad = grad.contiguous()
-        return ReplaceRegion.apply(grad, 0.0, *self.region), region_of(grad, *self.region)
-
-
-def rebase_base_through_view(view: Tensor, node: Node, output_nr: int, view_input: int = 0) -> None:
-    """After ``node`` wrote into ``view`` (its input ``view_input``): the base's history becomes CopySlices."""
-    base = view._meta.base
-    copy_slices = CopySlices(base, view, node, output_nr, view_input)
-    base._grad_fn = copy_slices
-    base._output_nr = 0
-    base._requires_grad = True
-    refresh_view_grad_fn(view)
-
-
-def refresh_view_grad_fn(view: Tensor) -> None:
-    """Rebuild a stale view's history as an as_strided view of its base's current history (after the
-    checks of ``check_view_rebase``: a view whose history may not be rewritten raises instead)."""
-    meta = view._meta
-    base = meta.base
-    if view._grad_fn is None and not base._requires_grad:
-        meta.view_version = view._storage.version
-        return
-    check_view_rebase(view, indirect=True)
-    meta.view_version = view._storage.version
-    if not base._requires_grad:
-        view._grad_fn = None
-        return
-    source = base
-    if base._storage.dtype is not view._storage.dtype:  # a view of the complex base's memory as real pairs
-        if not base._storage.dtype.is_complex:
-            raise RuntimeError("minitorch cannot rebuild the history of a view_as_complex view whose base was written")
-        with grad_mode.enable_grad():
-            source = base.view_as_real()
-    with grad_mode.enable_grad():
-        fresh = AsStrided.apply(source, view._array.shape, view.stride(), view._offset)
-    view._grad_fn = fresh._grad_fn
-    view._output_nr = 0
-    view._requires_grad = True
 
 
 # the in-place op set ---------------------------------------------------------------------------------

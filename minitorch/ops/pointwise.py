@@ -16,6 +16,7 @@ import math
 from .._backends import special
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._dtype import scalar_type_name
+from ..creation import zeros_like
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
 from .promotion import Elementwise, array_kind, as_float, conj_if_complex, promote
@@ -28,8 +29,6 @@ _EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bflo
 
 
 def _zeros(grad: Tensor) -> Tensor:
-    from ..creation import zeros_like
-
     return zeros_like(grad)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._backends.dtypes import kind as array_kind
+from .._geometry import broadcast_dims, broadcast_shapes  # noqa: F401 (re-exported)
 from .op import Op
 
 _SCALARS = (bool, int, float, complex)
@@ -136,32 +137,6 @@ def as_bfloat16_of(result, x):
     if is_bfloat16(x.dtype) and result.dtype != x.dtype:
         return result.astype(x.dtype)
     return result
-
-
-def broadcast_shapes(*shapes) -> tuple:
-    """The broadcast of ``shapes``, or PyTorch's RuntimeError naming the first mismatch from the right."""
-    result: tuple = ()
-    for shape in shapes:
-        shape = tuple(shape)
-        ndim = max(len(result), len(shape))
-        merged = []
-        for i in range(ndim):
-            offset = ndim - 1 - i
-            a = result[len(result) - 1 - offset] if offset < len(result) else 1
-            b = shape[len(shape) - 1 - offset] if offset < len(shape) else 1
-            if a != b and a != 1 and b != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton dimension {i}"
-                )
-            merged.append(b if a == 1 else a)
-        result = tuple(merged)
-    return result
-
-
-def broadcast_dims(size: tuple, shape: tuple) -> tuple:
-    """The dims of ``shape`` that broadcasting ``size`` up to it added or stretched (summed by ``sum_to_size``)."""
-    lead = len(shape) - len(size)
-    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1)
 
 
 def check_broadcast(op_name: str, *operands) -> None:

@@ -15,8 +15,11 @@ import warnings
 from .. import _dtype, return_types
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..autograd import grad_mode
+from ..creation import tensor
 from ..tensor import Tensor, wrap_dim
+from . import comparison, pointwise
 from .arguments import user_stacklevel
+from .comparison import where
 from .op import Op
 from .promotion import array_kind, as_float, broadcast_dims, conj_if_complex
 from .shape import cat, stack
@@ -155,8 +158,6 @@ class Prod(Op):
 
 def _along(t: Tensor, dim: int, values: list) -> Tensor:
     """An int64 index tensor holding ``values`` along ``dim``, expanded to ``t``'s shape (for gather)."""
-    from ..creation import tensor
-
     shape = [1] * t.dim()
     shape[dim] = len(values)
     return tensor(values, dtype=_dtype.int64, device=t.device).reshape(shape).expand(t.shape)
@@ -167,8 +168,6 @@ def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
     n = x.shape[dim]
     shifted = x.gather(dim, _along(x, dim, [0] + list(range(n - 1))))
     first = _along(x, dim, [1] + [0] * (n - 1)) == 1
-    from .comparison import where
-
     return where(first, 1.0, shifted).cumprod(dim)
 
 
@@ -266,8 +265,6 @@ def _cumprod_grad_with_zeros(grad: Tensor, x: Tensor, out: Tensor, dim: int) -> 
     """PyTorch's first-order cumprod gradient when x has zeros: before the first zero z1 the usual
     ``reverse_cumsum(grad * out) / x``; at z1, ``out[z1 - 1] * sum(grad[k] * prod(x[z1 + 1:k + 1]))`` over
     k < z2 (the second zero); after z1, 0 (every product there has a zero factor, even beside an inf)."""
-    from .comparison import where
-
     zeros_before = (x == 0).cumsum(dim)
     before = zeros_before == 0
     result = where(before, ReverseCumsum.apply(where(before, grad * out, 0.0), dim) / x, 0.0)
@@ -364,8 +361,6 @@ class Logcumsumexp(Op):
         x, out = self.saved_tensors  # unpacked first: an in-place change of either raises, as in PyTorch
         if grad.dim() == 0 or grad.numel() == 0:
             return grad
-        from .comparison import where
-
         dim = self.dim
         lowest = -1.7976931348623157e308 if grad.dtype.itemsize == 8 else -3.4028234663852886e38
 
@@ -398,8 +393,6 @@ class SplitAmongTies(Op):
     evenly = True
 
     def backward(self, grad):
-        from .comparison import where
-
         x, out = self.saved_tensors
         shape, dims, keepdim = self.input_shape, self.dims, self.keepdim
         grad, out = restore_dims(grad, shape, dims, keepdim), restore_dims(out, shape, dims, keepdim)
@@ -448,8 +441,6 @@ class ExtremumAlongDim(SelectAlongDim):
 
 def _elementwise(name: str, input: Tensor, other: Tensor) -> Tensor:
     """``max(a, b)`` is ``maximum(a, b)``; it lives with the binary elementwise ops."""
-    from . import comparison, pointwise
-
     fn = getattr(comparison, name, None) or getattr(pointwise, name, None)
     if fn is None:
         raise RuntimeError(f"{name}() is not available in this build of minitorch")
@@ -591,8 +582,6 @@ class Var(Op):
         """PyTorch's var_backward (std's divides grad by 2 std first): ``2 / dof * grad * (x - mean)`` with the
         signed dof = N - correction; for a reduction over everything (no dim, or a 0-dim x) with dof <= 0 it is
         ``grad * where(x == mean, nan, inf)``, a constant pattern, so var's gradient does not depend on x."""
-        from .comparison import where
-
         x, *out = self.saved_tensors  # out: [std], or [] for var
         shape, dims = self.input_shape, self.dims
         grad = restore_dims(grad, shape, dims, self.keepdim)
@@ -696,8 +685,6 @@ class Norm(Op):
         return self.backend.sum(powers, dims, keepdim) ** (1.0 / p)
 
     def backward(self, grad):
-        from .comparison import where
-
         x, out = self.saved_tensors
         p, dims = self.p, self.dims
         grad = restore_dims(grad, self.input_shape, dims, self.keepdim)
@@ -780,8 +767,6 @@ class Cdist(Op):
         return xp.sum(diff**p, axis=-1) ** (1 / p)
 
     def backward(self, grad):
-        from .comparison import where
-
         x1, x2, out = self.saved_tensors
         diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
         dist, g, p = out.unsqueeze(-1), grad.unsqueeze(-1), self.p

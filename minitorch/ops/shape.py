@@ -12,99 +12,12 @@ import math
 import warnings
 
 from .._dtype import scalar_type_name
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Size, Tensor, from_array, wrap_dim
 from .comparison import ne
+from .concat import Cat, _shapes, _tensor_list, cat, concat, concatenate, stack  # noqa: F401 (re-exported)
 from .conversion import Clone
-from .indexing import IndexAdd
 from .op import Op
-from .promotion import promote
-from .views import int_list
-
-
-def _tensor_list(op: str, tensors) -> list:
-    """The tensors of a non-empty TensorList argument. An empty list is PyTorch's error: ValueError for cat
-    (its Python binding checks), RuntimeError "expects a non-empty TensorList" for the others."""
-    if isinstance(tensors, Tensor):
-        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
-    tensors = list(tensors)
-    if not tensors:
-        if op == "cat":
-            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-        raise RuntimeError(f"{op} expects a non-empty TensorList")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
-    return tensors
-
-
-def _shapes(tensors) -> str:
-    return ", ".join(str(list(t.shape)) for t in tensors)
-
-
-# concatenation ----------------------------------------------------------------------------------
-
-
-class Cat(Op):
-    """Concatenation in the promoted dtype; each input's gradient is its slice of the output's."""
-
-    def forward(self, *arrays, dim, keep):
-        self.dim, self.keep = dim, keep
-        self.sizes = [a.shape[dim] if k else 0 for a, k in zip(arrays, keep)]
-        *cast, _ = promote(self, *arrays)
-        return self.xp.concatenate([a for a, k in zip(cast, keep) if k], axis=dim)
-
-    def backward(self, grad):
-        grads, start = [], 0
-        for size, kept in zip(self.sizes, self.keep):
-            grads.append(grad.narrow(self.dim, start, size) if kept else grad.new_zeros((0,)))
-            start += size
-        return tuple(grads)
-
-
-def cat(tensors, dim: int = 0) -> Tensor:
-    """Join tensors along an existing ``dim``; the result has their promoted dtype. As in PyTorch,
-    1-D empty tensors are skipped whatever their neighbours' shapes."""
-    tensors = _tensor_list("cat", tensors)
-    keep = [not (t.dim() == 1 and t._array.shape[0] == 0) for t in tensors]
-    if not any(keep):  # only legacy empty tensors: an empty result, whatever ``dim`` says (as PyTorch)
-        return Cat.apply(*tensors, dim=0, keep=(True,) * len(tensors))
-    kept = [t for t, k in zip(tensors, keep) if k]
-    for i, t in enumerate(tensors):
-        if keep[i] and t.dim() == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    first = kept[0]
-    dim = wrap_dim(dim, first.dim())
-    for i, t in enumerate(tensors):
-        if not keep[i]:
-            continue
-        if t.dim() != first.dim():
-            raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {first.dim()} and {t.dim()} (shapes {_shapes(kept)})"
-            )
-        for d, (n, m) in enumerate(zip(first._array.shape, t._array.shape)):
-            if d != dim and n != m:
-                raise RuntimeError(
-                    f"Sizes of tensors must match except in dimension {dim}. Expected size {n} but got size {m} "
-                    f"for tensor number {i} in the list. (shapes {_shapes(tensors)})"
-                )
-    return Cat.apply(*tensors, dim=dim, keep=tuple(keep))
-
-
-concat = concatenate = cat
-
-
-def stack(tensors, dim: int = 0) -> Tensor:
-    """Join equally shaped tensors along a new ``dim``."""
-    tensors = _tensor_list("stack", tensors)
-    shape = tensors[0]._array.shape
-    for i, t in enumerate(tensors):
-        if t._array.shape != shape:
-            raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
-                f"{list(t.shape)} at entry {i}"
-            )
-    dim = wrap_dim(dim, len(shape) + 1)
-    return cat([t.unsqueeze(dim) for t in tensors], dim)
+from .views import Diagonal, ViewScatter, contiguous_strides, int_list
 
 
 def hstack(tensors) -> Tensor:
@@ -176,7 +89,8 @@ class RepeatInterleave(Op):
     def backward(self, grad):
         if type(self.repeats) is int:
             return grad.unflatten(self.dim, (self.input_shape[self.dim], self.repeats)).sum(self.dim + 1)
-        return IndexAdd.apply(grad.new_zeros(self.input_shape), grad, index=self.index, dim=self.dim, alpha=1)
+        index = from_array(self.index, self.backend, grad.device)  # (the index_add method: ops/indexing.py is above)
+        return grad.new_zeros(self.input_shape).index_add(self.dim, index, grad)
 
 
 class RepeatIndices(Op):
@@ -371,8 +285,6 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     """Matrices (in dims ``dim1``, ``dim2``) whose ``offset``-th diagonal holds the last dim of
     ``input``: the input written into that strided region of zeros, so the gradient is the
     diagonal of the output's gradient."""
-    from .views import Diagonal, ViewScatter, contiguous_strides
-
     ndim = input.dim() + 1
     dim1, dim2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
     if dim1 == dim2:
@@ -406,8 +318,6 @@ def trace(input: Tensor) -> Tensor:
 
 def broadcast_shapes(*shapes):
     """The shape that tensors of ``shapes`` broadcast to (ints count as 1-D shapes)."""
-    from ..tensor import Size
-
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim

@@ -11,17 +11,38 @@ from __future__ import annotations
 import math
 import operator
 
+from .._dtype import int64
+from .._geometry import contiguous_strides, infer_size, view_strides, wrap_dim  # noqa: F401 (re-exported)
 from ..autograd import grad_mode
-from ..tensor import Tensor, legacy_type_name, view_requires_grad, wrap_dim
-from .op import Op
+from ..autograd.view_history import region_of
+from ..tensor import Tensor, legacy_type_name, view_requires_grad
+from .concat import cat, stack
+from .op import Op, dispatch_non_dense
 
 
-def contiguous_strides(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
+class ReplaceRegion(Op):
+    """A copy of a contiguous ``whole`` with the strided region ``(size, stride, offset)`` of its
+    flat memory replaced by ``inside`` (broadcast). Its backward is itself plus a region read."""
+
+    def forward(self, whole, inside, size, stride, offset):
+        self.region = (size, stride, offset)
+        out = whole.copy()
+        self.backend.as_strided(out.reshape(-1), size, stride, offset)[...] = inside
+        return out
+
+    def backward(self, grad):
+        grad = grad.contiguous()
+        return ReplaceRegion.apply(grad, 0.0, *self.region), region_of(grad, *self.region)
+
+
+def replace_region(whole: Tensor, inside, size, stride, offset) -> Tensor:
+    """``Tensor._replace_region`` (for autograd/view_history.py's CopySlices): ReplaceRegion."""
+    return ReplaceRegion.apply(whole, inside, size, stride, offset)
+
+
+def view_scatter(src: Tensor, numel: int, size, stride, offset) -> Tensor:
+    """``Tensor._view_scatter`` (for CopySlices): ViewScatter, ``src`` added into zeros of length ``numel``."""
+    return ViewScatter.apply(src, numel, size, stride, offset)
 
 
 def view_creation(x: Tensor, multi_output: bool = False) -> str:
@@ -54,8 +75,6 @@ class ViewOp(Op):
     @classmethod
     def apply(cls, x: Tensor, *params):
         if not x._dense:
-            from .op import dispatch_non_dense
-
             return dispatch_non_dense(cls, (x,) + params, {})
         node = cls.__new__(cls)
         node.input_shape = x._array.shape
@@ -107,17 +126,7 @@ class ViewScatter(Op):
         return region_of(grad, *self.region)
 
 
-def region_of(t: Tensor, size, stride, offset) -> Tensor:
-    """The strided window ``(size, stride, offset)`` of ``t``'s elements in row-major order, with
-    ``offset`` counted from ``t``'s own first element (``t`` may itself be an offset view)."""
-    if not t.is_contiguous():
-        t = t.contiguous()
-    return t.as_strided(size, stride, t._offset + offset)
-
-
 def _int64():
-    from .._dtype import int64
-
     return int64
 
 
@@ -133,50 +142,6 @@ def _overlaps(size, stride) -> bool:
 
 
 # reshaping ------------------------------------------------------------------------------------
-
-
-def infer_size(shape, numel: int) -> tuple:
-    """Resolve one ``-1`` in a requested shape."""
-    shape = tuple(int(n) for n in shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = math.prod(n for n in shape if n != -1)
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if n == -1 else n for n in shape)
-    if math.prod(shape) != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
-
-
-def view_strides(old_shape, old_stride, new_shape):
-    """Strides for viewing ``old`` as ``new_shape`` without a copy, or None (PyTorch's computeStride)."""
-    if math.prod(old_shape) == 0 or not old_shape or not new_shape:
-        return contiguous_strides(new_shape)
-    new_stride = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    chunk_base_stride = old_stride[-1] if old_stride else 1
-    tensor_numel = 1
-    view_numel = 1
-    for tensor_d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[tensor_d]
-        if tensor_d == 0 or (
-            old_shape[tensor_d - 1] != 1 and old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride
-        ):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_stride[view_d] = view_numel * chunk_base_stride
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = old_stride[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_stride)
 
 
 def int_list(op: str, name: str, args, keyword=None) -> tuple:
@@ -657,8 +622,6 @@ class SplitViews(Op):
     @classmethod
     def apply(cls, x: Tensor, dim: int, sizes: list, squeeze: bool, op_name: str):
         if not x._dense:
-            from .op import dispatch_non_dense
-
             return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
         shape, stride, offset = x._array.shape, x.stride(), x._offset
         base = x._meta.base if x._meta is not None and x._meta.base is not None else x
@@ -684,8 +647,6 @@ class SplitViews(Op):
         return tuple(pieces)
 
     def backward(self, *grads):
-        from .shape import cat, stack
-
         filled = [g if g is not None else _zeros_like_shape(grads, shape) for g, shape in zip(grads, self.piece_shapes)]
         return stack(filled, self.dim) if self.squeeze else cat(filled, self.dim)
 
@@ -804,14 +765,3 @@ __all__ = [
     "diagonal", "as_strided", "unbind", "split", "split_with_sizes", "chunk", "tensor_split",
     "hsplit", "vsplit", "dsplit",
 ]
-
-
-def getitem(self: Tensor, index):
-    """``t[index]``: basic indices give a view; tensors, lists and masks go to ops/indexing.py."""
-    basic = normalize_basic_index(index, self.dim())
-    if basic is not None:
-        return Index.apply(self, basic)
-    from .indexing import advanced_getitem
-
-    return advanced_getitem(self, index)
-

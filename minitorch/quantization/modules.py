@@ -8,8 +8,10 @@ FakeQuantize) and adds a FakeQuantize after each observed module; ``convert`` tu
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import _dtype
-from ..creation import tensor
+from ..creation import tensor, zeros
 from ..nn import functional as F
 from ..nn.modules.linear import Linear as FloatLinear
 from ..nn.modules.module import Module
@@ -42,8 +44,6 @@ class FakeQuantize(Module):
 
     @classmethod
     def with_args(cls, **kwargs) -> _PartialWrapper:
-        from functools import partial
-
         return _PartialWrapper(partial(cls, **kwargs))
 
     def enable_fake_quant(self, enabled: bool = True) -> FakeQuantize:
@@ -176,8 +176,6 @@ class QuantizedLinear(Module):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.scale, self.zero_point = 1.0, 0
-        from ..creation import zeros
-
         weight = quantize_per_tensor(zeros(out_features, in_features), 1.0, 0, dtype)
         self.register_buffer("_weight", weight)
         self.register_buffer("bias", zeros(out_features) if bias_ else None)

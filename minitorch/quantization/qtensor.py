@@ -80,12 +80,7 @@ class QTensor(Tensor):
         return t
 
     def _alias(self) -> QTensor:
-        t = object.__new__(QTensor)
-        t._array, t._storage, t._offset = self._array, self._storage, self._offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
+        t = QTensor._make(self._array, self._storage, self._offset)
         t._quantizer = self._quantizer
         return t
 
@@ -136,8 +131,6 @@ class QTensor(Tensor):
 
     def int_repr(self) -> Tensor:
         """The integers as a new uint8/int8/int32 tensor (a copy, as in PyTorch; no gradient)."""
-        from ..tensor import from_array
-
         return from_array(self._array.copy(), self._storage.backend, self._storage.device)
 
     # autograd: a deliberate extension of PyTorch (docs/quantization.md) ----------------------------
@@ -166,27 +159,6 @@ class QTensor(Tensor):
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(f"Got unsupported ScalarType {self.dtype}: call .int_repr() or .dequantize() first")
-
-    def to(self, *args, **kwargs) -> Tensor:
-        """Device moves keep the quantization; a dtype change needs ``dequantize()`` first."""
-        from ..tensor import _parse_to
-
-        device, dtype, copy = _parse_to(self, args, kwargs)
-        if dtype is not None and dtype is not self.dtype:
-            raise RuntimeError(
-                f"to(): cannot cast a quantized tensor of dtype {self.dtype} to {dtype}; "
-                "use .dequantize() (or .int_repr()) first"
-            )
-        if device == self.device and not copy:
-            return self
-        from .views import move_quantized
-
-        return move_quantized(self, device)
-
-    def __repr__(self, *, tensor_contents=None) -> str:
-        from .._tensor_str import tensor_repr
-
-        return tensor_repr(self)
 
     def __deepcopy__(self, memo):
         result = self.detach().clone()

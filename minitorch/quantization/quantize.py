@@ -12,6 +12,7 @@ unchanged. Inputs of other float dtypes are quantized from their float32 value (
 from __future__ import annotations
 
 from .. import _dtype
+from ..creation import tensor as make_tensor
 from ..ops.op import Op
 from ..tensor import Tensor
 from .dispatch import apply_quantized
@@ -139,8 +140,6 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
     check_quantized_dtype(dtype, "quantize_per_channel")
     if isinstance(input, QTensor):
         raise RuntimeError(f"quantize_per_channel: the input is already quantized ({input.dtype}); dequantize first")
-    from ..creation import tensor as make_tensor
-
     scales = scales if isinstance(scales, Tensor) else make_tensor(scales, dtype=_dtype.float64)
     zero_points = zero_points if isinstance(zero_points, Tensor) else make_tensor(zero_points, dtype=_dtype.int64)
     if scales.dim() != 1 or zero_points.dim() != 1:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .._backends import backend_for
 from ..autograd import grad_mode
 from ..ops import views as view_ops
-from ..ops.conversion import Clone, ToCopy
+from ..ops.conversion import Clone, ToCopy, _parse_to
 from ..ops.op import Op, register_non_dense
 from ..tensor import from_array
 from .dispatch import apply_quantized, record
@@ -127,6 +127,19 @@ class QuantizedMove(Op):
 
 def move_quantized(q: QTensor, device) -> QTensor:
     return apply_quantized(QuantizedMove, q, device=device)
+
+
+def quantized_to(self: QTensor, *args, **kwargs) -> QTensor:
+    """``QTensor.to``: device moves keep the quantization; a dtype change needs ``dequantize()`` first."""
+    device, dtype, copy = _parse_to(self, args, kwargs)
+    if dtype is not None and dtype is not self.dtype:
+        raise RuntimeError(
+            f"to(): cannot cast a quantized tensor of dtype {self.dtype} to {dtype}; "
+            "use .dequantize() (or .int_repr()) first"
+        )
+    if device == self.device and not copy:
+        return self
+    return move_quantized(self, device)
 
 
 @register_non_dense(ToCopy, "quantized")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 
 from ..autograd import grad_mode
+from ..layout import sparse_coo
 from ..ops.op import Op, check_same_device
+from ..ops.shape import cat
 from ..tensor import Tensor, from_array, wrap_dim
 from . import kernels
 from .tensor import Coo, SparseTensor
@@ -226,6 +228,14 @@ def values_at(x: Tensor, indices) -> Tensor:
     return SegmentGather.apply(flat, ids=kernels.linear_index(xp, indices, shape[:sparse_dim]))
 
 
+def values(self: SparseTensor) -> Tensor:
+    """``SparseTensor.values()``: the values of a coalesced tensor, differentiable (gradients flow back as a
+    sparse tensor)."""
+    if not self._coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+    return values_of(self)
+
+
 def values_of(s: SparseTensor) -> Tensor:
     """The values of ``s`` with history (uncoalesced tensors too; ``values()`` checks coalescing first)."""
     return SparseValues.apply(s)
@@ -254,8 +264,6 @@ def to_dense(input: Tensor, dtype=None, *, masked_grad: bool | None = None) -> T
 def to_sparse(input: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
               dense_dim: int | None = None) -> Tensor:
     """The COO tensor of a dense ``input`` (its nonzeros; hybrid when ``sparse_dim < input.dim()``)."""
-    from ..layout import sparse_coo
-
     if layout is not None and layout is not sparse_coo:
         raise RuntimeError(f"to_sparse: minitorch supports only the sparse_coo layout, got {layout}")
     ndim = input.dim()
@@ -325,8 +333,6 @@ def add(input: Tensor, other, alpha=1) -> Tensor:
     if input.sparse_dim() != other.sparse_dim():
         raise RuntimeError(f"add: expected same sparse_dim for both operands, got {input.sparse_dim()} and "
                            f"{other.sparse_dim()} (sizes {list(input.shape)})")
-    from ..ops.shape import cat
-
     second = values_of(other) if alpha == 1 else values_of(other) * alpha
     indices = cat([input._sparse_indices, other._sparse_indices], 1)._array
     values = cat([values_of(input), second.to(input.dtype) if second.dtype is not input.dtype else second], 0)
@@ -376,6 +382,15 @@ def to_copy(input: SparseTensor, device=None, dtype=None) -> SparseTensor:
     values = values_of(input).to(device=device, dtype=dtype)
     indices = input._sparse_indices.to(device=values.device)
     return SparseCooTensor.apply(indices, values, size=tuple(input.shape), coalesced=input._coalesced)
+
+
+def accumulate_into(grad: SparseTensor, current: Tensor) -> Tensor:
+    """``SparseTensor._accumulate_into``: a leaf's ``.grad`` plus a sparse gradient. Two sparse ones
+    concatenate (SEMANTICS 3.2, coalesced when read); a strided ``.grad`` gets the values added in place."""
+    if current.is_sparse:
+        return current + grad
+    add_into(current, grad)
+    return current
 
 
 def add_into(dense: Tensor, s: SparseTensor) -> None:

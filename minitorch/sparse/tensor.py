@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .._dtype import get_default_dtype
 from ..layout import sparse_coo
 from ..tensor import Size, Tensor, from_array
 
@@ -48,17 +49,11 @@ class SparseTensor(Tensor):
     # construction ----------------------------------------------------------------------------
     @staticmethod
     def _from_coo(coo: Coo, backend, device) -> SparseTensor:
-        t = object.__new__(SparseTensor)
+        values = from_array(coo.values, backend, device)
+        t = SparseTensor._make(SparseGeometry(coo.shape), values._storage)  # the storage: the values'
         t._sparse_indices = from_array(coo.indices, backend, device)
-        t._sparse_values = from_array(coo.values, backend, device)
+        t._sparse_values = values
         t._coalesced = bool(coo.coalesced)
-        t._array = SparseGeometry(coo.shape)
-        t._storage = t._sparse_values._storage
-        t._offset = 0
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._meta = None
         return t
 
     def _coo(self) -> Coo:
@@ -98,14 +93,6 @@ class SparseTensor(Tensor):
             raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
         return self._sparse_indices._alias()
 
-    def values(self) -> Tensor:
-        """The values of a coalesced tensor, differentiable (gradients flow back as a sparse tensor)."""
-        if not self._coalesced:
-            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-        from .ops import values_of
-
-        return values_of(self)
-
     # what a strided tensor has and a sparse one does not -------------------------------------
     def stride(self, dim=None):
         raise RuntimeError("Sparse tensors do not have strides")
@@ -132,9 +119,6 @@ class SparseTensor(Tensor):
 
     def tolist(self):
         raise RuntimeError("tolist() is not supported for sparse tensors; call .to_dense() first")
-
-    def _add_in_place(self, other: Tensor) -> None:
-        raise RuntimeError("add_(): sparse gradients are accumulated out of place (see autograd/engine.py)")
 
     # aliases ----------------------------------------------------------------------------------
     def _alias(self) -> SparseTensor:
@@ -167,7 +151,7 @@ class SparseTensor(Tensor):
         indices = repr(self._sparse_indices).replace("\n", "\n" + pad)
         values = repr(self._sparse_values).replace("\n", "\n" + " " * len("       values="))
         extras = [f"size={tuple(self.shape)}", f"nnz={self._nnz()}"]
-        if self.dtype is not _default_dtype():
+        if self.dtype is not get_default_dtype():
             extras.append(f"dtype={self.dtype}")
         if self.device.type != "cpu":
             extras.append(f"device='{self.device}'")
@@ -181,9 +165,3 @@ class SparseTensor(Tensor):
     @property
     def shape(self) -> Size:
         return Size(self._array.shape)
-
-
-def _default_dtype():
-    from .._dtype import get_default_dtype
-
-    return get_default_dtype()

@@ -15,6 +15,7 @@ import contextlib
 import math
 import warnings
 
+from .._dtype import promote_types
 from ..creation import tensor
 from ..tensor import Tensor
 
@@ -189,8 +190,6 @@ def _mismatch_message(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_
 
 
 def _compare_tensors(actual: Tensor, expected: Tensor, options) -> None:
-    from .._dtype import promote_types
-
     _compare_attributes(actual, expected, options)
     if actual.is_meta or expected.is_meta:
         return  # meta tensors have no values

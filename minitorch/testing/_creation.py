@@ -6,14 +6,16 @@ import math
 import warnings
 
 from .. import _dtype
-from ..tensor import Tensor
+from .._backends import backend_for
+from .._device import as_device
+from ..creation import full_like
+from ..ops.comparison import where
+from ..random import rand, randint
+from ..tensor import Tensor, from_array
 
 
 def _limits(dtype: _dtype.dtype, device) -> tuple:
     """``[lowest, highest)`` of the values ``dtype`` can hold, read off the backend's array dtype."""
-    from .._backends import backend_for
-    from .._device import as_device
-
     backend = backend_for(as_device(device))
     xp = backend.xp
     if dtype is _dtype.bool:
@@ -70,8 +72,6 @@ def make_tensor(
     ``noncontiguous=True`` returns every other element of a bigger tensor, ``exclude_zero=True``
     replaces zeros (by 1, or by the dtype's smallest normal number for floats).
     """
-    from ..random import rand, randint
-
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = tuple(int(n) for n in shape)
@@ -107,8 +107,6 @@ def make_tensor(
 
 
 def _finish(result: Tensor, exclude_zero: bool, noncontiguous: bool, memory_format, requires_grad: bool) -> Tensor:
-    from ..creation import full_like
-    from ..ops.comparison import where
 
     dtype = result.dtype
     if exclude_zero:
@@ -126,8 +124,6 @@ def _finish(result: Tensor, exclude_zero: bool, noncontiguous: bool, memory_form
 
 def _every_other_element(t: Tensor) -> Tensor:
     """The same values, as the even columns of a tensor twice as wide in the last dim (PyTorch's layout)."""
-    from ..tensor import from_array
-
     xp = t._storage.backend.xp
     doubled = from_array(xp.repeat(t._array, 2, axis=-1), t._storage.backend, t.device)
     return doubled[..., ::2]

@@ -10,6 +10,7 @@ import math
 
 from ..._autocast_state import autocast_op
 from ...autograd import grad_mode
+from ...creation import arange
 from ...ops.comparison import depends_on
 from ...ops.op import Op, not_differentiable
 from ...ops.promotion import bfloat16_in_float32
@@ -295,8 +296,6 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
     if input.numel() == 0:
         return input
-    from ...creation import arange
-
     channels = input.shape[1]
     j = arange(channels, device=input.device)
     c = j.unsqueeze(1)

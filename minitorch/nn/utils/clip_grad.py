@@ -5,7 +5,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 
+from ... import linalg
 from ...autograd import grad_mode
+from ...creation import tensor
+from ...ops.shape import stack
 from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
@@ -20,10 +23,6 @@ def _as_list(tensors: _TensorOrTensors) -> list[Tensor]:
 def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
     """The ``norm_type`` norm of all ``tensors`` taken together as one vector (the norm of their norms)."""
-    from ... import linalg
-    from ...creation import tensor
-    from ...ops.shape import stack
-
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:

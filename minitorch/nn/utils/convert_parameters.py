@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ...ops.shape import cat
 from ...tensor import Tensor
+from ..modules.module import typename
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -19,8 +21,6 @@ def _check_param_device(param: Tensor, old_param_device: int | None) -> int:
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters flattened and concatenated in order (differentiable)."""
-    from ...ops.shape import cat
-
     device = None
     pieces = []
     for param in parameters:
@@ -33,8 +33,6 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Point each parameter's ``.data`` at its slice of ``vec`` (they share ``vec``'s storage afterwards,
     as in PyTorch)."""
     if not isinstance(vec, Tensor):
-        from ..modules.module import typename
-
         raise TypeError(f"expected torch.Tensor, but got: {typename(vec)}")
     device = None
     pointer = 0

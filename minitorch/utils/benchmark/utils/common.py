@@ -8,6 +8,8 @@ import math
 import textwrap
 from collections.abc import Iterator
 
+from ...._runtime import get_num_threads, set_num_threads
+
 _IQR_WARN_THRESHOLD = 0.1
 _IQR_GROSS_WARN_THRESHOLD = 0.25
 
@@ -167,8 +169,6 @@ class Measurement:
 @contextlib.contextmanager
 def set_torch_threads(n: int) -> Iterator[None]:
     """Run the block with ``minitorch.set_num_threads(n)``, then restore the previous count."""
-    from ...._runtime import get_num_threads, set_num_threads
-
     previous = get_num_threads()
     set_num_threads(n)
     try:

@@ -11,6 +11,7 @@ import enum
 import timeit
 from collections.abc import Callable
 
+from .... import cuda
 from .common import Measurement, TaskSpec, set_torch_threads
 
 
@@ -21,8 +22,6 @@ class Language(enum.Enum):
 
 def _default_timer() -> Callable[[], float]:
     """``perf_counter``, synchronizing CUDA first when a GPU is available (kernels run asynchronously)."""
-    from .... import cuda
-
     if cuda.is_available():
         def timer() -> float:
             cuda.synchronize()
