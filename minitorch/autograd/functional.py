@@ -198,7 +198,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def _check_strategy(strategy: str, api: str, create_graph: bool) -> None:
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                          'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                          'Otherwise, prefer to use "reverse-mode".')
     if strategy == "forward-mode":
@@ -253,7 +253,7 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     """The Hessian of a scalar ``func``: the Jacobian of its Jacobian (reverse over reverse)."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def ensure_single_output_function(*inp):
         out = func(*inp)
@@ -311,6 +311,7 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_inputs_tuple, inputs, v, outputs, is_outputs_tuple, jac = _scalar_function_grad(
             func, inputs, v, create_graph, strict, "hvp")
+        _check_requires_grad(jac, "jacobian", strict=strict)
         grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
