@@ -317,7 +317,7 @@ def test_func_errors_match(case):
     ours, theirs = both(run)
     assert theirs is not None and ours is not None
     assert ours[0] == theirs[0], (ours, theirs)
-    if case not in ("in_dims_structure", "vjp_cotangent_structure", "grad_not_scalar", "no_inputs"):
+    if case != "in_dims_structure":  # PyTorch prints its TreeSpec repr there
         assert ours[1] == theirs[1]
 
 
