@@ -133,11 +133,11 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *, ch
                 set_rng_state(state)
             sample = [a if d is None else a.select(d, b) for a, d in zip(flat_args, flat_in_dims)]
             results.append(func(*tree_unflatten(sample, spec), **kwargs))
-            if randomness == "error" and not equal(get_rng_state(), state):
-                set_rng_state(state)
-                raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
-                                   "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                                   "operation out of vmap")
+        if randomness == "error" and not equal(get_rng_state(), state):  # one check for the whole loop
+            set_rng_state(state)
+            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
+                               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                               "operation out of vmap")
         return _combine(func, out_dims, results)
 
     return wrapped
