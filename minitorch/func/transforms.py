@@ -22,7 +22,9 @@ from collections.abc import Callable
 from ..autograd import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..creation import zeros, zeros_like
+from ..ops.comparison import equal
 from ..ops.shape import stack
+from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
 from ._pytree import spec_str, tree_flatten, tree_map, tree_unflatten
 
@@ -254,8 +256,8 @@ def _check_tangents(primals, tangents, flat_primals: list):
     for p, t in zip(flat_p, flat_t):
         if p.shape != t.shape:
             raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the "
-                               f"original Tensor, this is not supported. Tensor is of size {p.shape} while the "
-                               f"given forward gradient is of size {t.shape}.")
+                               f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} while "
+                               f"the given forward gradient is of size {list(t.shape)}.")
     return flat_t
 
 
@@ -337,13 +339,20 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
 
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
     """A function returning the Jacobian of ``func`` column by column: one jvp per input element, each by
-    the double-vjp trick (so the cost is reverse-mode's, not forward mode's, until forward mode exists)."""
+    the double-vjp trick (so the cost is reverse-mode's, not forward mode's, until forward mode exists).
+    ``func`` runs once, so "same" and "different" ``randomness`` agree; "error" refuses random draws."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        state = get_rng_state() if randomness == "error" else None
         lin = _Linearized(functools.partial(func, **kwargs), args, "jvp(f, primals, tangents)", has_aux, argnums)
+        if state is not None and not equal(get_rng_state(), state):  # PyTorch's jacfwd vmaps: same error
+            set_rng_state(state)
+            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
+                               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                               "operation out of vmap")
         columns = [[[] for _ in lin.flat] for _ in lin.out]
         for k, g in enumerate(lin.vjps):
             if not g.requires_grad:

@@ -281,6 +281,7 @@ def test_vmap_trees_dims_nesting_and_none():
     "out_none_batched", "non_tensor_output", "bad_randomness", "random_in_error_mode", "grad_not_scalar",
     "grad_bad_argnums", "grad_argnum_range", "grad_has_aux_shape", "vjp_cotangent_structure",
     "jacrev_chunk_size", "jvp_primals_not_tuple", "functional_call_strict", "functional_call_repeated",
+    "jacfwd_random", "jvp_tangent_shape", "vjp_integer_output", "grad_integer_input",
 ])
 def test_func_errors_match(case):
     def run(t):
@@ -302,6 +303,10 @@ def test_func_errors_match(case):
             "grad_argnum_range": lambda: f.grad(lambda a: a.sum(), argnums=3)(x),
             "grad_has_aux_shape": lambda: f.grad(lambda a: a.sum(), has_aux=True)(x),
             "vjp_cotangent_structure": lambda: f.vjp(lambda a: (a, a), x)[1](x),
+            "jacfwd_random": lambda: f.jacfwd(lambda a: a + t.rand(4, dtype=t.float64))(x),
+            "jvp_tangent_shape": lambda: f.jvp(lambda a: a * 2, (x,), (t.ones(3, dtype=t.float64),)),
+            "vjp_integer_output": lambda: f.vjp(lambda a: a.long(), x),
+            "grad_integer_input": lambda: f.grad(lambda a: a.sum())(t.tensor([1, 2])),
             "jacrev_chunk_size": lambda: f.jacrev(lambda a: a, chunk_size=0)(x),
             "jvp_primals_not_tuple": lambda: f.jvp(lambda a: a, x, (x,)),
             "functional_call_strict": lambda: f.functional_call(lin, {"weight": t.zeros(2, 2)}, (t.zeros(2),),
