@@ -29,7 +29,7 @@ def _name(func) -> str:
 
 
 def _flat_in_dims(func, in_dims, args: tuple) -> list:
-    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+    if not isinstance(in_dims, (int, tuple)):
         raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
                          f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
     if len(args) == 0:
