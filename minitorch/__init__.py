@@ -11,6 +11,7 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     autograd,
     backends,
     cuda,
+    distributed,
     distributions,
     fft,
     futures,
