@@ -13,6 +13,7 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     autograd,
     backends,
     cuda,
+    distributed,
     distributions,
     fft,
     futures,

@@ -1,0 +1,229 @@
+"""The process groups: the default (WORLD) group made by ``init_process_group`` and those of ``new_group``.
+
+Each group is an MPI communicator. mpi4py is imported only here, when a group is first made, so
+``import minitorch`` works without it. MPI cannot join processes that were started independently (each would
+be a world of its own), so a group of several processes needs them to be started together by ``mpiexec`` or
+by ``python -m minitorch.distributed.run``; RANK and WORLD_SIZE (as torchrun sets them) choose the order of
+the ranks and are checked against MPI's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import os
+
+from .. import cuda
+
+__all__ = [
+    "Backend", "GroupMember", "ProcessGroup", "destroy_process_group", "get_backend", "get_rank",
+    "get_world_size", "init_process_group", "is_available", "is_initialized", "is_mpi_available",
+    "is_nccl_available", "is_gloo_available", "is_torchelastic_launched", "new_group", "get_process_group_ranks",
+    "default_pg_timeout",
+]
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+
+
+class Backend(str):
+    """A backend name. ``gloo`` and ``mpi`` both run on MPI (mpi4py) for CPU tensors; ``nccl`` needs CUDA."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    MPI = "mpi"
+
+    def __new__(cls, name: str):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
+        value = name.lower()
+        if value not in (cls.GLOO, cls.NCCL, cls.MPI, cls.UNDEFINED):
+            raise ValueError(f"Invalid backend: '{name}'")
+        return super().__new__(cls, value)
+
+
+def _mpi():
+    """The mpi4py MPI module (importing it initialises MPI); a clear error when mpi4py is missing."""
+    try:
+        from mpi4py import MPI  # optional dependency: the `distributed` extra
+    except ImportError as error:
+        raise RuntimeError("minitorch.distributed needs mpi4py and an MPI library: "
+                           "pip install 'minitorch[distributed]' (mpi4py and the mpich wheel)") from error
+    return MPI
+
+
+class ProcessGroup:
+    """A set of ranks that run collectives together: an MPI communicator plus the global rank of each member."""
+
+    def __init__(self, comm, ranks: list[int], backend: str, timeout: datetime.timedelta) -> None:
+        self.comm = comm
+        self.ranks = ranks
+        self.backend = backend
+        self.timeout = timeout
+        self.MPI = _mpi()
+
+    def rank(self) -> int:
+        return self.comm.Get_rank()
+
+    def size(self) -> int:
+        return self.comm.Get_size()
+
+    def group_rank(self, global_rank: int, what: str) -> int:
+        """The rank within this group of a global rank (``src``/``dst`` arguments are global, as in PyTorch)."""
+        if global_rank not in self.ranks:
+            raise ValueError(f"{what}: global rank {global_rank} is not part of group {self.ranks}")
+        return self.ranks.index(global_rank)
+
+    def name(self) -> str:
+        return self.backend
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup(backend={self.backend!r}, ranks={self.ranks})"
+
+
+class GroupMember:
+    """``GroupMember.WORLD`` is the default group (None before init); ``NON_GROUP_MEMBER`` is what
+    ``new_group`` returns on a rank that is not in the new group."""
+
+    WORLD: ProcessGroup | None = None
+    NON_GROUP_MEMBER = object()
+
+
+def is_available() -> bool:
+    return True
+
+
+def is_mpi_available() -> bool:
+    """True when mpi4py is installed (checked without initialising MPI)."""
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_gloo_available() -> bool:
+    return is_mpi_available()  # "gloo" runs on MPI here
+
+
+def is_nccl_available() -> bool:
+    return False  # the NCCL backend (CuPy) is not implemented yet
+
+
+def is_torchelastic_launched() -> bool:
+    return os.environ.get("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_initialized() -> bool:
+    return GroupMember.WORLD is not None
+
+
+def _world() -> ProcessGroup:
+    if GroupMember.WORLD is None:
+        raise ValueError("Default process group has not been initialized, please make sure to call "
+                         "init_process_group.")
+    return GroupMember.WORLD
+
+
+def _group(group) -> ProcessGroup | None:
+    """The group a collective runs on (None: the default one); None when this rank is not a member."""
+    if group is None or group is GroupMember.WORLD:
+        return _world()
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup, got {type(group).__name__}")
+    return group
+
+
+def _env_int(name: str):
+    value = os.environ.get(name)
+    return None if value in (None, "") else int(value)
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None,
+                       timeout: datetime.timedelta | None = None, world_size: int = -1, rank: int = -1,
+                       store=None, group_name: str = "", pg_options=None, device_id=None) -> None:
+    """Join the default process group. ``backend`` "gloo" or "mpi" (or None) runs on MPI for CPU tensors.
+    ``init_method`` may be None or "env://": RANK and WORLD_SIZE come from the arguments, else from the
+    environment (torchrun's variables), else from MPI (``mpiexec``)."""
+    if GroupMember.WORLD is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    name = Backend(backend or Backend.GLOO)
+    if name == Backend.NCCL:
+        if not cuda.is_available():
+            raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
+        raise RuntimeError("Distributed package doesn't have NCCL built in: minitorch's NCCL backend is not "
+                           "implemented yet; use backend='gloo' (MPI) with CPU tensors")
+    if init_method not in (None, "env://"):
+        raise ValueError(f"init_process_group: init_method {init_method!r} is not supported by the MPI backend; "
+                         "use 'env://' (or None) and start the processes with mpiexec or "
+                         "python -m minitorch.distributed.run")
+    if store is not None:
+        raise ValueError("init_process_group: a store is not supported by the MPI backend")
+    if timeout is None:
+        timeout = default_pg_timeout
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD
+    mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
+    size = world_size if world_size != -1 else _env_int("WORLD_SIZE")
+    size = mpi_size if size is None else size
+    wanted = rank if rank != -1 else _env_int("RANK")
+    wanted = mpi_rank if wanted is None else wanted
+    if size != mpi_size:
+        raise RuntimeError(
+            f"init_process_group: world_size is {size} but MPI started {mpi_size} process(es). MPI cannot join "
+            "independently started processes: start all of them with `mpiexec -n N python script.py` or "
+            "`python -m minitorch.distributed.run --nproc-per-node N script.py`")
+    if not 0 <= wanted < size:
+        raise ValueError(f"init_process_group: rank {wanted} is out of range for world_size {size}")
+    world = comm.Split(0, wanted)  # order the ranks as RANK asks
+    if world.Get_rank() != wanted:
+        raise RuntimeError(f"init_process_group: two processes asked for rank {wanted}")
+    GroupMember.WORLD = ProcessGroup(world, list(range(size)), str(name), timeout)
+
+
+def destroy_process_group(group=None) -> None:
+    """Leave ``group`` (None: the default group, after which ``init_process_group`` may be called again)."""
+    if group is None or group is GroupMember.WORLD:
+        world = _world()
+        world.comm.Free()
+        GroupMember.WORLD = None
+    elif isinstance(group, ProcessGroup):
+        group.comm.Free()
+
+
+def get_rank(group=None) -> int:
+    """This process's rank in ``group`` (-1 if it is not a member)."""
+    pg = _group(group)
+    return -1 if pg is None else pg.rank()
+
+
+def get_world_size(group=None) -> int:
+    pg = _group(group)
+    return -1 if pg is None else pg.size()
+
+
+def get_backend(group=None) -> str:
+    pg = _group(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified")
+    return pg.backend
+
+
+def get_process_group_ranks(group) -> list[int]:
+    pg = _group(group)
+    return [] if pg is None else list(pg.ranks)
+
+
+def new_group(ranks=None, timeout: datetime.timedelta | None = None, backend=None, pg_options=None,
+              use_local_synchronization: bool = False, group_desc=None, device_id=None):
+    """A group of the given global ranks (all if None). Every rank of the default group must call it, as in
+    PyTorch; a rank outside ``ranks`` gets ``GroupMember.NON_GROUP_MEMBER``."""
+    world = _world()
+    members = sorted(set(range(world.size()) if ranks is None else (int(r) for r in ranks)))
+    for r in members:
+        if not 0 <= r < world.size():
+            raise ValueError(f"new_group: rank {r} is out of range for world_size {world.size()}")
+    me = world.rank()
+    color = 0 if me in members else world.MPI.UNDEFINED
+    comm = world.comm.Split(color, members.index(me) if me in members else 0)
+    if me not in members:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(comm, members, str(Backend(backend or world.backend)), timeout or world.timeout)
