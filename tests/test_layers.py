@@ -60,7 +60,8 @@ LAYERS = [
 # modules at PyTorch's paths inside a lower package that belong to the top (they use ops; nothing below imports them)
 TOP_LEVEL_PATHS = ("minitorch.autograd.profiler", "minitorch.autograd.functional")
 # optional heavy dependencies may be imported where they are first needed (a function body), nothing else may
-OPTIONAL_DEPENDENCIES = {"cupy", "cupyx", "matplotlib", "threadpoolctl", "graphviz", "IPython", "tqdm", "scipy"}
+OPTIONAL_DEPENDENCIES = {"cupy", "cupyx", "matplotlib", "threadpoolctl", "graphviz", "IPython", "tqdm", "scipy", "mpi4py",
+                         "safetensors", "ipywidgets"}
 
 
 def _layer(module: str) -> int:
