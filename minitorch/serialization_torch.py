@@ -11,6 +11,7 @@ anything is called, so no code named by the file runs. serialization.py owns the
 
 from __future__ import annotations
 
+import _compat_pickle
 import codecs
 import collections
 import contextlib
@@ -312,6 +313,13 @@ def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
     return table
 
 
+def _python3_name(module: str, name: str) -> tuple[str, str]:
+    """Protocol 2 writes Python 2's names (``__builtin__.set``): map them as pickle and PyTorch do."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
 def _builtin_name(full: str) -> str:
     """PyTorch names ``builtins.eval`` as ``eval`` in its message."""
     return full[len("builtins."):] if full.startswith("builtins.") else full
@@ -327,6 +335,7 @@ class WeightsOnlyUnpickler(pickle.Unpickler):
         self.load_storage = load_storage
 
     def find_class(self, module: str, name: str):
+        module, name = _python3_name(module, name)
         full = f"{module}.{name}"
         if full in self.table:
             return self.table[full]
@@ -356,6 +365,7 @@ class FullUnpickler(WeightsOnlyUnpickler):
     names of the allow-list resolve to minitorch's, and other ``torch.x`` names to ``minitorch.x``."""
 
     def find_class(self, module: str, name: str):
+        module, name = _python3_name(module, name)
         full = f"{module}.{name}"
         if full in self.table:
             return self.table[full]
