@@ -325,9 +325,14 @@ def _builtin_name(full: str) -> str:
     return full[len("builtins."):] if full.startswith("builtins.") else full
 
 
-class WeightsOnlyUnpickler(pickle.Unpickler):
+class WeightsOnlyUnpickler(pickle._Unpickler):
     """Resolves only allow-listed globals; ``persistent_load`` maps ``('storage', type, key, location,
-    numel)`` through ``load_storage(dtype, key, location, numel)``."""
+    numel)`` through ``load_storage(dtype, key, location, numel)``.
+
+    The pure-Python unpickler, not the C one: the C one sizes its memo by the largest index a file names,
+    so a 2 KB pickle with ``LONG_BINPUT 0x7fffffff`` allocates gigabytes; this one keeps a dict."""
+
+    dispatch = pickle._Unpickler.dispatch.copy()
 
     def __init__(self, file, rebuild: Rebuilder, load_storage: Callable, encoding: str = "utf-8", **kwargs):
         super().__init__(file, encoding=encoding, **kwargs)
@@ -348,6 +353,19 @@ class WeightsOnlyUnpickler(pickle.Unpickler):
             "context manager to allowlist this global if you trust this class/function."
         )
 
+    def load_build(self) -> None:
+        """BUILD sets attributes: only on dicts (a state_dict's ``_metadata``) and allowed user classes."""
+        inst = self.stack[-2]
+        if not (type(inst) in (collections.OrderedDict, collections.Counter) or type(inst) in self.user_types()):
+            raise WeightsOnlyError(f"Trying to set the state of a {type(inst).__qualname__} (BUILD) is not allowed")
+        super().load_build()
+
+    dispatch[pickle.BUILD[0]] = load_build
+
+    @staticmethod
+    def user_types() -> set:
+        return {g for g in _user_globals.values() if isinstance(g, type)}
+
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] in ("storage", b"storage")):
             raise WeightsOnlyError(f"Only persistent_load of storage is allowed, but got {str(pid)[:80]}")
@@ -363,6 +381,8 @@ class WeightsOnlyUnpickler(pickle.Unpickler):
 class FullUnpickler(WeightsOnlyUnpickler):
     """``weights_only=False``: any global, as ``pickle`` would (it runs whatever the file names); the torch
     names of the allow-list resolve to minitorch's, and other ``torch.x`` names to ``minitorch.x``."""
+
+    dispatch = pickle._Unpickler.dispatch.copy()  # BUILD unrestricted
 
     def find_class(self, module: str, name: str):
         module, name = _python3_name(module, name)
