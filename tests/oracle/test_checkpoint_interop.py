@@ -237,3 +237,13 @@ def test_oversized_storage_record_is_refused():
                 archive.writestr(member, payload)
         with pytest.raises(SerializationError, match="should hold|bad element count"):
             mt.load(io.BytesIO(forged.getvalue()))
+
+
+def test_pytorch_memory_maps_minitorch_files(tmp_path):
+    """Storage records are 64-byte aligned as torch.save's, so torch.load(mmap=True) maps them."""
+    path = tmp_path / "w.pt"
+    state = {"w": mt.arange(10.0), "i": mt.arange(3, dtype=mt.int16), "b": mt.tensor([True])}
+    mt.save(state, path)
+    loaded = torch.load(path, mmap=True, weights_only=True)
+    assert loaded["w"].tolist() == list(range(10)) and loaded["i"].dtype == torch.int16 and loaded["b"].item()
+    assert mt.load(path, mmap=True)["w"].tolist() == list(range(10))
