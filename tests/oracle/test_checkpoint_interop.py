@@ -247,3 +247,17 @@ def test_pytorch_memory_maps_minitorch_files(tmp_path):
     loaded = torch.load(path, mmap=True, weights_only=True)
     assert loaded["w"].tolist() == list(range(10)) and loaded["i"].dtype == torch.int16 and loaded["b"].item()
     assert mt.load(path, mmap=True)["w"].tolist() == list(range(10))
+
+
+def test_a_whole_pytorch_module_loads_with_weights_only_false():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+    buffer = io.BytesIO()
+    torch.save(model, buffer)
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.nn.modules.container.Sequential"):
+        mt.load(buffer)
+    buffer.seek(0)
+    ours = mt.load(buffer, weights_only=False)
+    assert type(ours) is mt.nn.Sequential and type(ours[0]) is mt.nn.Linear
+    x = torch.randn(4, 3)
+    np.testing.assert_allclose(ours(mt.tensor(x.numpy())).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
