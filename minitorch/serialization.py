@@ -19,6 +19,7 @@ import reprlib
 import secrets
 import stat
 import struct
+import warnings
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -306,12 +307,15 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     naming the global. ``weights_only=False`` unpickles fully: only for files you trust. ``map_location``
     (a device, a string, a ``{saved: target}`` dict, or ``fn(storage, location)``) moves storages.
     ``mmap=True`` is accepted for a path and reads the file normally (minitorch copies every record)."""
-    if weights_only is None:
-        weights_only = True
     if pickle_module is not None and pickle_module is not pickle:
         raise ValueError("minitorch.load: pickle_module must be None or the pickle module")
+    if weights_only is None:  # PyTorch: an explicit pickle_module means full unpickling unless told otherwise
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if pickle_load_args and weights_only:
-        raise ValueError("minitorch.load: pickle_load_args only work with weights_only=False")
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+        pickle_load_args = {}
     if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("f must be a file path in order to use the mmap argument")
     options = (map_location, bool(weights_only), pickle_load_args)

@@ -176,3 +176,13 @@ def _saved(obj) -> bytes:
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     return buffer.getvalue()
+
+
+def test_pickle_module_and_pickle_load_args_follow_pytorch():
+    data = _saved({"w": torch.ones(2)})
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):
+        torch.load(io.BytesIO(data), pickle_module=pickle, weights_only=True)
+    assert torch.load(io.BytesIO(data), pickle_module=pickle)["w"].tolist() == [1.0, 1.0]  # weights_only=False
+    with pytest.warns(UserWarning, match="pickle_load_args only works"):
+        torch.load(io.BytesIO(data), encoding="latin1")
+    assert torch.load(io.BytesIO(data), weights_only=False, encoding="latin1")["w"].tolist() == [1.0, 1.0]
