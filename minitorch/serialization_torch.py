@@ -34,7 +34,6 @@ STORAGE_TYPES = {
     _dtype.float16: "HalfStorage", _dtype.bfloat16: "BFloat16Storage", _dtype.float32: "FloatStorage",
     _dtype.float64: "DoubleStorage", _dtype.complex64: "ComplexFloatStorage", _dtype.complex128: "ComplexDoubleStorage",
 }
-_DTYPE_OF_STORAGE = {name: dtype for dtype, name in STORAGE_TYPES.items()}
 
 
 class WeightsOnlyError(pickle.UnpicklingError):
