@@ -243,6 +243,13 @@ class Rebuilder:
         t = self.storage_view(storage, size, stride, storage_offset)
         return self.finish(t, requires_grad)
 
+    def tensor_v3(self, storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+        """PyTorch's rebuild for dtypes without a typed storage class (uint16, float8...): the storage is
+        untyped bytes. minitorch has none of those dtypes; a file naming one of its own is read directly."""
+        if not isinstance(storage, TypedStorage) or storage.dtype is not dtype:
+            raise WeightsOnlyError(f"_rebuild_tensor_v3: a {dtype} tensor over untyped bytes is not supported")
+        return self.tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
     def finish(self, t: Tensor, requires_grad) -> Tensor:
         if not isinstance(requires_grad, bool):
             raise WeightsOnlyError("_rebuild_tensor_v2: requires_grad must be a bool")
@@ -272,7 +279,8 @@ class Rebuilder:
         return parameter
 
     def from_type_v2(self, func, new_type, args, state):
-        if func not in (self.tensor_v2, self.parameter, self.meta_tensor) or not isinstance(args, tuple):
+        rebuilders = (self.tensor_v2, self.tensor_v3, self.parameter, self.meta_tensor)
+        if func not in rebuilders or not isinstance(args, tuple):
             raise WeightsOnlyError(f"_rebuild_from_type_v2: cannot rebuild with {func!r}")
         result = func(*args)
         if new_type is _PARAMETER_MARKER and not isinstance(result, Parameter):
@@ -298,6 +306,7 @@ def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
         "builtins.set": set,
         "builtins.complex": complex,
         "torch._utils._rebuild_tensor_v2": rebuild.tensor_v2,
+        "torch._utils._rebuild_tensor_v3": rebuild.tensor_v3,
         "torch._utils._rebuild_parameter": rebuild.parameter,
         "torch._utils._rebuild_parameter_with_state": rebuild.parameter,
         "torch._utils._rebuild_meta_tensor_no_storage": rebuild.meta_tensor,
@@ -310,6 +319,13 @@ def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
     for dtype, name in STORAGE_TYPES.items():
         table[f"torch.{name}"] = _Marker(f"torch.{name}", dtype)
     return table
+
+
+# PyTorch dtypes (and their storage types) that minitorch lacks: named in a clearer refusal
+_MISSING_DTYPES = {"uint16", "uint32", "uint64", "complex32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                   "float8_e5m2fnuz", "float8_e8m0fnu", "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
+                   "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage",
+                   "ComplexHalfStorage"}
 
 
 def _python3_name(module: str, name: str) -> tuple[str, str]:
@@ -345,6 +361,8 @@ class WeightsOnlyUnpickler(pickle._Unpickler):
             return self.table[full]
         if full in _user_globals:
             return _user_globals[full]
+        if module == "torch" and name in _MISSING_DTYPES:
+            raise WeightsOnlyError(f"the checkpoint uses torch.{name}, a dtype minitorch does not have")
         shown = _builtin_name(full)
         raise WeightsOnlyError(
             f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please use "

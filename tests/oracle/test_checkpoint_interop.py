@@ -261,3 +261,10 @@ def test_a_whole_pytorch_module_loads_with_weights_only_false():
     assert type(ours) is mt.nn.Sequential and type(ours[0]) is mt.nn.Linear
     x = torch.randn(4, 3)
     np.testing.assert_allclose(ours(mt.tensor(x.numpy())).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
+
+
+def test_dtypes_minitorch_lacks_are_named():
+    buffer = io.BytesIO()
+    torch.save({"u": torch.zeros(3, dtype=torch.uint16)}, buffer)
+    with pytest.raises(SerializationError, match="torch.uint16, a dtype minitorch does not have"):
+        mt.load(io.BytesIO(buffer.getvalue()))
