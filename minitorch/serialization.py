@@ -1,10 +1,11 @@
-"""``save`` / ``load``: tensors and containers in a safe, documented file format.
+"""``save`` / ``load``: checkpoints in PyTorch's zip format, read safely; minitorch's older JSON format.
 
-PyTorch pickles, so loading an untrusted checkpoint can run code. minitorch never pickles: a file is
-a zip archive holding a JSON manifest (the object tree, one record per tensor and per storage) and
-one raw little-endian buffer per storage. Loading parses JSON and copies bytes, validates every
-size, stride and offset against its buffer, and never imports or calls anything the file names.
-Views of one storage are saved once and load as views of one storage. See docs/serialization.md.
+``save`` writes what ``torch.save`` writes (a zip of ``data.pkl``, a pickle of the object tree, and one
+raw little-endian record per storage), so PyTorch loads it. ``load`` reads those files with PyTorch's
+weights-only rules by default (serialization_torch.py: only allow-listed globals are resolved, so nothing
+the file names runs), and also minitorch's earlier format (a JSON manifest plus raw storages, never
+pickled). Every size, stride and offset is validated against its record; members are stored, never
+inflated, and none may claim more bytes than the file has. See docs/serialization.md.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import io
 import json
 import math
 import os
+import pickle
 import reprlib
 import secrets
 import stat
 import struct
+import warnings
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -26,6 +29,16 @@ from . import _dtype, cuda, nn
 from ._backends import backend_for
 from ._device import CPU, device
 from .layout import strided
+from .serialization_torch import (
+    Rebuilder,
+    WeightsOnlyError,
+    add_safe_globals,
+    clear_safe_globals,
+    dumps,
+    get_safe_globals,
+    loads,
+    safe_globals,
+)
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, from_array
 
@@ -42,7 +55,21 @@ _TENSOR_KEYS = {"storage", "size", "stride", "storage_offset", "requires_grad"}
 
 
 class SerializationError(RuntimeError):
-    """A file that is not a valid minitorch save file (corrupt, truncated, foreign, or malicious)."""
+    """A file that is not a valid checkpoint (corrupt, truncated, foreign, or malicious)."""
+
+
+class UnpicklingError(SerializationError, pickle.UnpicklingError):
+    """What the weights-only loader refuses: PyTorch raises ``pickle.UnpicklingError`` here."""
+
+
+TORCH_ARCHIVE = "archive"  # the record prefix torch.save uses for file objects
+TORCH_VERSION = b"3"
+_ALIGNMENT = 64  # torch.save aligns each storage record's data to 64 bytes (for mmap)
+_UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` "
+    "to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result "
+    "in arbitrary code execution. Do it only if you got the file from a trusted source."
+)
 
 
 # saving ----------------------------------------------------------------------------------------
@@ -127,15 +154,28 @@ def _storage_bytes(storage):
 
 def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True) -> None:
-    """Write ``obj`` (tensors inside nested dict/OrderedDict/list/tuple of Python scalars) to a path
-    or a binary file object. ``pickle_module``/``pickle_protocol`` exist for PyTorch compatibility:
-    minitorch never pickles.
+    """Write ``obj`` to a path or a binary file object in PyTorch's zip format: ``torch.load`` reads it
+    (with ``weights_only=True`` when ``obj`` holds only tensors, containers and scalars; a whole
+    ``nn.Module`` needs ``weights_only=False``, in minitorch as in PyTorch).
 
     Saving to a path is atomic: the file is written beside it under a temporary name, synced to disk
     and renamed over ``f``, so an interrupted save never leaves a truncated checkpoint in place of a
     good one."""
-    if pickle_module is not None:
-        raise ValueError("minitorch.save never pickles (its format is safe to load); pickle_module must be None")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("minitorch.save: pickle_module must be None or the pickle module")
+    if not _use_new_zipfile_serialization:
+        raise ValueError("minitorch.save writes only the zip format (_use_new_zipfile_serialization=True)")
+    if not (isinstance(pickle_protocol, int) and 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL):
+        raise ValueError(f"minitorch.save: unsupported pickle_protocol {pickle_protocol!r}")
+    data, storages = dumps(obj, pickle_protocol)  # before touching any file: an unpicklable object raises here
+    if isinstance(f, (str, os.PathLike)):
+        _atomic_write(os.fspath(f), lambda handle: _write_zip(handle, data, storages))
+    else:
+        _write_zip(f, data, storages)
+
+
+def _save_minitorch_format(obj: Any, f) -> None:
+    """minitorch's earlier format (a JSON manifest and raw storages; ``load`` still reads it)."""
     writer = _Writer()
     root = writer.encode(obj)
     storages = []
@@ -143,9 +183,9 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
         storages.append({"dtype": storage.dtype.name, "numel": len(storage), "device": str(storage.device)})
     manifest = {"format": FORMAT, "version": VERSION, "byteorder": "little", "storages": storages, "object": root}
     if isinstance(f, (str, os.PathLike)):
-        _atomic_write(os.fspath(f), lambda handle: _write_zip(handle, manifest, writer.storages))
+        _atomic_write(os.fspath(f), lambda handle: _write_json_zip(handle, manifest, writer.storages))
     else:
-        _write_zip(f, manifest, writer.storages)
+        _write_json_zip(f, manifest, writer.storages)
 
 
 def _atomic_write(path, write) -> None:
@@ -212,7 +252,36 @@ def _fsync_directory(directory) -> None:
         os.close(fd)
 
 
-def _write_zip(handle, manifest: dict, storages: list) -> None:
+def _write_zip(handle, data: bytes, storages: list) -> None:
+    """PyTorch's layout: ``archive/data.pkl``, format records, ``archive/data/<i>`` per storage (its data
+    64-byte aligned, padded with an ``FB`` extra field as torch.save does), ``archive/version``."""
+    start = handle.tell()
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        records = [("data.pkl", data), (".format_version", b"1"), (".storage_alignment", str(_ALIGNMENT).encode()),
+                   ("byteorder", b"little")]
+        records += [(f"data/{i}", storage) for i, storage in enumerate(storages)]
+        records.append(("version", TORCH_VERSION))
+        for name, payload in records:
+            if isinstance(payload, bytes):
+                archive.writestr(_stored(f"{TORCH_ARCHIVE}/{name}"), payload)
+                continue
+            body = _storage_bytes(payload)
+            info = _stored(f"{TORCH_ARCHIVE}/{name}")
+            info.file_size = len(body) if isinstance(body, bytes) else body.nbytes
+            zip64 = info.file_size > zipfile.ZIP64_LIMIT
+            header = handle.tell() - start + 30 + len(info.filename.encode()) + (20 if zip64 else 0) + 4
+            info.extra = b"FB" + struct.pack("<H", -header % _ALIGNMENT) + b"Z" * (-header % _ALIGNMENT)
+            with archive.open(info, "w", force_zip64=zip64) as member:
+                member.write(body)
+
+
+def _stored(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    return info
+
+
+def _write_json_zip(handle, manifest: dict, storages: list) -> None:
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         archive.comment = f"{FORMAT} v{VERSION}".encode()
         archive.writestr(MANIFEST, json.dumps(manifest, allow_nan=False))
@@ -228,25 +297,40 @@ def _write_zip(handle, manifest: dict, storages: list) -> None:
 _PICKLE_PREFIXES = (b"\x80", b"(", b"c", b"]", b"}", b"K", b"J", b"N", b"I", b"S", b"V", b"X")
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True, mmap: bool | None = None) -> Any:
-    """Read what ``save`` wrote. ``map_location`` (a device, a string, a ``{saved: target}`` dict, or
-    ``fn(storage, location)``) moves storages to another device. ``weights_only`` is accepted for
-    PyTorch compatibility; loading is always weights-only safe (no code from the file runs)."""
-    if pickle_module is not None:
-        raise ValueError("minitorch.load never unpickles (it would run code from the file); pickle_module must be None")
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None, mmap: bool | None = None,
+         **pickle_load_args) -> Any:
+    """Read a checkpoint written by ``torch.save`` or ``minitorch.save`` (or minitorch's earlier format).
+
+    ``weights_only=True`` (the default, as in PyTorch) resolves only PyTorch's allow-list of globals plus
+    those added with ``serialization.add_safe_globals``; anything else raises ``pickle.UnpicklingError``
+    naming the global. ``weights_only=False`` unpickles fully: only for files you trust. ``map_location``
+    (a device, a string, a ``{saved: target}`` dict, or ``fn(storage, location)``) moves storages.
+    ``mmap=True`` is accepted for a path and reads the file normally (minitorch copies every record)."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("minitorch.load: pickle_module must be None or the pickle module")
+    if weights_only is None:  # PyTorch: an explicit pickle_module means full unpickling unless told otherwise
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if pickle_load_args and weights_only:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+        pickle_load_args = {}
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    options = (map_location, bool(weights_only), pickle_load_args)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as handle:
-            return _load(handle, map_location, repr(os.fspath(f)))
+            return _load(handle, options, repr(os.fspath(f)))
     if not hasattr(f, "read"):
         raise TypeError(f"minitorch.load: expected a path or a binary file object, got {type(f).__name__}")
     if isinstance(f, io.TextIOBase):
         raise TypeError("minitorch.load: the file must be opened in binary mode ('rb')")
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
-    return _load(f, map_location, "the file object")
+    return _load(f, options, "the file object")
 
 
-def _load(handle, map_location, name: str):
+def _load(handle, options, name: str):
     start = handle.tell()
     head = handle.read(4)
     if not isinstance(head, bytes):
@@ -257,17 +341,18 @@ def _load(handle, map_location, name: str):
     if head[:2] != b"PK":
         if head.startswith(_PICKLE_PREFIXES):
             raise SerializationError(
-                f"minitorch.load: {name} looks like a pickle file (e.g. a legacy torch.save checkpoint). minitorch "
-                "never unpickles, because unpickling can execute arbitrary code from the file."
+                f"minitorch.load: {name} looks like a pickle file (PyTorch's legacy format, written with "
+                "_use_new_zipfile_serialization=False). minitorch reads only the zip format: re-save it with a "
+                "current torch.save."
             )
-        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (not a zip archive)")
+        raise SerializationError(f"minitorch.load: {name} is not a checkpoint (not a zip archive)")
     try:
         archive = zipfile.ZipFile(handle)
     except _ZIP_ERRORS as exc:
         raise SerializationError(f"minitorch.load: {name} is a corrupt or truncated archive ({exc})") from None
     with archive:
         _check_members(archive, name, length)
-        return _read_archive(archive, map_location, name)
+        return _read_archive(archive, options, name)
 
 
 # What zipfile raises for damaged headers (bad CRC, cut-off data, flipped flag/method/version bits, offsets
@@ -307,15 +392,11 @@ def _refuse_constant(text: str):
     raise ValueError(f"{text} is not JSON (non-finite floats are stored as $float entries)")
 
 
-def _read_archive(archive: zipfile.ZipFile, map_location, name: str):
+def _read_archive(archive: zipfile.ZipFile, options, name: str):
     names = set(archive.namelist())
     if MANIFEST not in names:
-        if any(n.endswith("data.pkl") for n in names):
-            raise SerializationError(
-                f"minitorch.load: {name} is a PyTorch checkpoint (a pickle inside a zip). minitorch never "
-                "unpickles, because unpickling can execute arbitrary code from the file."
-            )
-        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file (no {MANIFEST})")
+        return _read_torch_archive(archive, names, options, name)
+    map_location = options[0]
     if archive.getinfo(MANIFEST).file_size > MAX_MANIFEST_BYTES:
         raise SerializationError(f"minitorch.load: the manifest of {name} is implausibly large")
     try:
@@ -555,5 +636,139 @@ def _as_parameter(t: Tensor, requires_grad: bool) -> Tensor:
     parameter = getattr(nn, "Parameter", None)
     return parameter(t, requires_grad=requires_grad) if parameter is not None else t
 
+
+# PyTorch's format ---------------------------------------------------------------------------------
+
+_MAX_PICKLE_BYTES = MAX_MANIFEST_BYTES
+
+
+def _read_torch_archive(archive: zipfile.ZipFile, names: set, options, name: str):
+    """A ``torch.save`` archive: every member under one ``<prefix>/`` folder, ``<prefix>/data.pkl`` the
+    object tree, ``<prefix>/data/<key>`` the storages (read on first reference, each once)."""
+    map_location, weights_only, pickle_load_args = options
+    prefixes = {n.split("/", 1)[0] for n in names}
+    if len(prefixes) != 1 or not all("/" in n for n in names):
+        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file nor a PyTorch checkpoint "
+                                 f"(no {MANIFEST}, and its members are not in one folder)")
+    prefix = prefixes.pop()
+    if f"{prefix}/constants.pkl" in names or any(n.startswith(f"{prefix}/code/") for n in names):
+        raise SerializationError(f"minitorch.load: {name} is a TorchScript archive (torch.jit.save); minitorch "
+                                 "cannot run TorchScript")
+    if f"{prefix}/data.pkl" not in names:
+        raise SerializationError(f"minitorch.load: {name} is not a minitorch save file nor a PyTorch checkpoint "
+                                 f"(no {MANIFEST} or data.pkl)")
+    for record in (f"{prefix}/.data/version", f"{prefix}/version"):
+        if record in names:
+            text = _small_record(archive, record, name)
+            _check(text.strip().isdigit() and 1 <= int(text) <= 100, f"{name} has an unknown format version {text!r}")
+            break
+    byteorder = "little"
+    if f"{prefix}/byteorder" in names:
+        raw = _small_record(archive, f"{prefix}/byteorder", name)
+        _check(raw in (b"little", b"big"), f"unknown byte order {raw!r} in {name}")
+        byteorder = raw.decode()
+    _check(archive.getinfo(f"{prefix}/data.pkl").file_size <= _MAX_PICKLE_BYTES,
+           f"the data.pkl of {name} is implausibly large")
+    data = _read_member(archive, f"{prefix}/data.pkl", name)
+    reader = _TorchReader(archive, prefix, names, byteorder, map_location)
+    rebuild = Rebuilder(reader.view, reader.meta)
+    if not weights_only:
+        try:
+            return loads(data, rebuild, reader.load_storage, False, **pickle_load_args)
+        except _MapLocationError as exc:
+            raise exc.error from None
+    try:
+        return loads(data, rebuild, reader.load_storage, True)
+    except SerializationError:
+        raise
+    except _MapLocationError as exc:
+        raise exc.error from None
+    except WeightsOnlyError as exc:
+        raise UnpicklingError(_weights_only_message(str(exc))) from None
+    except (Exception, RecursionError) as exc:  # whatever an allowed callable or the unpickler raised on bad data
+        raise SerializationError(f"minitorch.load: the data.pkl of {name} is malformed "
+                                 f"({type(exc).__name__}: {reprlib.repr(str(exc))})") from None
+
+
+class _MapLocationError(Exception):
+    """Carries an error of ``map_location`` (not of the file) out of the unpickler unchanged."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _small_record(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
+    """A record of a few bytes (version, byte order); a longer one is malformed, and is not read."""
+    return _read_member(archive, member, name) if archive.getinfo(member).file_size <= 16 else b"(too long)"
+
+
+def _weights_only_message(message: str) -> str:
+    """PyTorch's explanation around a weights-only refusal."""
+    if "was not an allowed global by default" in message:
+        return ("Weights only load failed. This file can still be loaded, to do so you have two options, do those "
+                f"steps only if you trust the source of the checkpoint. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) "
+                "Alternatively, to load with `weights_only=True` please check the recommended steps in the "
+                "following error message.\n\tWeightsUnpickler error: " + message)
+    return f"Weights only load failed. {_UNSAFE_MESSAGE}\n\n{message}"
+
+
+class _TorchReader(_Reader):
+    """Storages of a torch.save archive, keyed by record name; views are checked against their storage."""
+
+    def __init__(self, archive, prefix: str, names: set, byteorder: str, map_location):
+        super().__init__(archive, {}, map_location)
+        self.prefix, self.names, self.byteorder = prefix, names, byteorder
+        self.by_storage: dict[int, Tensor] = {}  # id(Storage) -> its 1-D base tensor
+
+    def load_storage(self, dtype, key: str, location: str, numel: int) -> TypedStorage:
+        record = self.records.get(key)
+        if record is None:
+            member = f"{self.prefix}/data/{key}"
+            _check(member in self.names, f"the record data/{reprlib.repr(key)} of a storage is missing")
+            _check(numel <= MAX_BYTES // dtype.itemsize, f"storage {key!r} has a bad element count {numel}")
+            size = self.archive.getinfo(member).file_size
+            _check(size == numel * dtype.itemsize,
+                   f"storage {key!r} should hold {numel * dtype.itemsize} bytes ({numel} x {dtype}) but holds {size}")
+            self.records[key] = record = (dtype, numel, self.device(location))
+        _check(record[0] is dtype and record[1] == numel, f"storage {key!r} is referenced with two types or sizes")
+        try:
+            base = self.storage(key)
+        except SerializationError:
+            raise
+        except (ValueError, RuntimeError) as exc:  # map_location's errors are the caller's, not the file's
+            raise _MapLocationError(exc) from None
+        self.by_storage[id(base._storage)] = base
+        return TypedStorage(base._storage)
+
+    def read_array(self, key, dtype, numel: int):
+        raw = _read_member(self.archive, f"{self.prefix}/data/{key}", "the file")
+        _check(len(raw) == numel * dtype.itemsize, f"storage {key!r} is truncated")
+        cpu = backend_for(CPU)
+        if dtype is _dtype.bool:
+            return cpu.xp.frombuffer(raw, dtype=cpu.array_dtype(_dtype.uint8)) != 0
+        native = cpu.array_dtype(dtype)
+        order = "<" if self.byteorder == "little" else ">"
+        if dtype is _dtype.bfloat16 and order == ">":  # numpy cannot byte-swap bfloat16: swap its 2-byte words
+            swapped = cpu.xp.frombuffer(raw, dtype=">u2").astype("<u2")
+            return swapped.view(native).copy()
+        return cpu.xp.frombuffer(raw, dtype=native.newbyteorder(order)).astype(native, copy=True)
+
+    def view(self, storage: TypedStorage, size: tuple, stride: tuple, offset: int) -> Tensor:
+        base = self.by_storage.get(id(storage._storage))
+        _check(base is not None, "a tensor refers to a storage that is not a record of the file")
+        _check_geometry(list(size), list(stride), offset, storage.dtype.itemsize, len(storage))
+        return base._view(size, stride, offset)
+
+    def meta(self, dtype, size: tuple, stride: tuple) -> Tensor:
+        numel = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+        _check_geometry(list(size), list(stride), 0, dtype.itemsize, max(numel, 0))
+        target = device("meta")
+        backend = backend_for(target)
+        return from_array(backend.empty((numel,), dtype), backend, target)._view(size, stride, 0)
+
+
+# torch.serialization's allow-list API (module attributes, as in PyTorch; not exported at the top level)
+_SAFE_GLOBALS_API = (add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals)
 
 __all__ = ["save", "load"]

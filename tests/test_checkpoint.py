@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import stat
 import sys
 from collections import OrderedDict
@@ -93,8 +94,8 @@ def test_save_is_written_in_full_before_the_rename(tmp_path, monkeypatch):
 def test_unsupported_object_fails_before_touching_the_file(tmp_path):
     path = tmp_path / "ckpt.pt"
     torch.save(checkpoint(1.0), path)
-    with pytest.raises(TypeError, match="cannot save an object of type"):
-        torch.save({"model": object()}, path)
+    with pytest.raises((pickle.PicklingError, AttributeError), match="lambda"):
+        torch.save({"model": lambda: 0}, path)
     assert_holds(path, 1.0)
     assert leftovers(tmp_path) == []
 

@@ -19,6 +19,7 @@ import warnings
 import zipfile
 
 import minitorch as torch
+from minitorch import serialization
 from minitorch.serialization import SerializationError
 
 CASES = int(os.environ.get("MINITORCH_FUZZ_LOADS", "300"))
@@ -47,7 +48,7 @@ def checkpoint() -> bytes:
         "meta": [torch.Size([2, 3]), torch.float16, torch.device("cpu"), None, "text"],
     }
     buffer = io.BytesIO()
-    torch.save(obj, buffer)
+    serialization._save_minitorch_format(obj, buffer)  # this file fuzzes minitorch's earlier (JSON) format
     return buffer.getvalue()
 
 
@@ -116,8 +117,10 @@ def corrupt_header(rng: random.Random, data: bytes) -> bytes:
     return data[:at] + value.to_bytes(width, "little") + data[at + width:]
 
 
-def mutate(rng: random.Random, data: bytes) -> bytes:
+def mutate(rng: random.Random, data: bytes, json_edits: bool = True) -> bytes:
     kind = rng.randrange(8)
+    if kind in (2, 3) and not json_edits:  # a PyTorch-format file has no manifest: flip bytes instead
+        kind = 0
     if kind == 7:
         return corrupt_header(rng, data)
     entries = members(data)
@@ -199,3 +202,67 @@ def test_deeply_nested_containers_load_in_linear_time():
     for _ in range(95):
         (loaded,) = loaded
     assert loaded[-1] == 199_999
+
+
+# PyTorch's format (what save writes now): the same guarantees for data.pkl and its records ------------------------
+
+
+def torch_checkpoint() -> bytes:
+    base = torch.arange(12.0).reshape(3, 4)
+    obj = {"model": {"w": base, "wt": base.t(), "row": base[1], "e": torch.ones(1).expand(5),
+                     "bias": torch.nn.Parameter(torch.zeros(4))},
+           "ints": torch.tensor([[1, -2], [3, 4]]), "mask": torch.tensor([True, False]),
+           "half": torch.tensor([0.5], dtype=torch.float16), 0: {"step": 3, "betas": (0.9, 0.999)},
+           "meta": [torch.Size([2, 3]), torch.float16, torch.device("cpu"), None, "text", {1, 2}, 1 + 2j]}
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+INTERESTING = [0, 1, 0x7F, 0x80, 0xFF, ord("c"), ord("R"), ord("Q"), ord("("), ord("t"), ord("."), ord("h")]
+
+
+def mutate_pickle(rng: random.Random, data: bytes) -> bytes:
+    """Damage data.pkl itself (and re-zip it, so the CRC matches and the unpickler sees the bytes), or the
+    archive around it as for the JSON format."""
+    entries = members(data)
+    kind = rng.randrange(6)
+    if kind >= 4:
+        return mutate(rng, data, json_edits=False)  # archive-level damage: flips, cuts, duplicates, compression, headers
+    index = next(i for i, (name, _) in enumerate(entries) if name.endswith("data.pkl"))
+    pkl = bytearray(entries[index][1])
+    if kind == 0:  # overwrite bytes with opcodes and boundary values
+        for _ in range(rng.randint(1, 4)):
+            pkl[rng.randrange(len(pkl))] = rng.choice(INTERESTING + [rng.randrange(256)])
+    elif kind == 1:  # cut the pickle short, or splice a piece of it elsewhere
+        if rng.random() < 0.5:
+            del pkl[rng.randrange(len(pkl)):]
+        else:
+            start = rng.randrange(len(pkl))
+            piece = pkl[start:start + rng.randint(1, 40)]
+            at = rng.randrange(len(pkl))
+            pkl[at:at] = piece
+    elif kind == 2:  # a huge or negative integer where a small one was (numel, offsets, sizes, strides)
+        spots = [i for i in range(len(pkl) - 1) if pkl[i] == ord("K")]
+        at = rng.choice(spots)
+        value = rng.choice(HUGE + NEGATIVE)
+        raw = value.to_bytes(value.bit_length() // 8 + 1, "little", signed=True)  # LONG1: a length, then bytes
+        pkl[at:at + 2] = b"\x8a" + bytes([len(raw)]) + raw
+    else:  # drop or resize a storage record
+        records = [i for i, (name, _) in enumerate(entries) if "/data/" in name]
+        pick = rng.choice(records)
+        if rng.random() < 0.3:
+            entries.pop(pick)
+            index -= pick < index
+        else:
+            name, payload = entries[pick]
+            entries[pick] = (name, payload[: rng.randrange(len(payload) + 1)] + b"\0" * rng.randrange(9))
+    entries[index] = (entries[index][0], bytes(pkl))
+    return rezip(entries)
+
+
+def test_mutated_pytorch_format_checkpoints_load_or_raise_serialization_error(tmp_path):
+    data = torch_checkpoint()
+    torch.load(io.BytesIO(data))
+    for case in range(CASES):
+        load_within_bounds(mutate_pickle(random.Random(case), data), case, tmp_path / "ckpt.pt" if case % 2 else None)

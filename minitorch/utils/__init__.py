@@ -1,5 +1,6 @@
 """minitorch.utils: ``benchmark`` (Timer, Measurement), ``data`` (datasets and loaders), ``checkpoint``
-(activation checkpointing) and ``backend_registration`` (adding a device backend).
+(activation checkpointing), ``backend_registration`` (adding a device backend) and ``safetensors``
+(``.safetensors`` files, with the optional safetensors package).
 
 Submodules load on first access, so ``import minitorch`` stays cheap and
 ``minitorch.utils.benchmark.Timer`` works with or without ``import minitorch.utils.benchmark``.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("backend_registration", "benchmark", "checkpoint", "data", "progress")
+_SUBMODULES = ("backend_registration", "benchmark", "checkpoint", "data", "progress", "safetensors")
 
 
 def __getattr__(name: str):
