@@ -312,6 +312,20 @@ def scalar(value):
     return value.item() if isinstance(value, Tensor) else value
 
 
+def check_adam_arguments(lr, eps: float, betas: tuple, weight_decay: float) -> None:
+    """The argument checks the Adam family (Adam, AdamW, Adamax, NAdam, RAdam) share, with PyTorch's messages."""
+    if not 0.0 <= scalar(lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def new_buffer(param: Tensor, fill=None) -> Tensor:
     """A zero (or ``fill``-valued) state tensor shaped like ``param``, on its device and dtype."""
     buffer = zeros_like(param)

@@ -7,7 +7,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import grad_mode
-from .optimizer import Optimizer, dense_grad, mark_written, new_buffer, new_step, scalar, step_counter
+from .optimizer import (
+    Optimizer,
+    check_adam_arguments,
+    dense_grad,
+    mark_written,
+    new_buffer,
+    new_step,
+    scalar,
+    step_counter,
+)
 
 __all__ = ["RAdam"]
 
@@ -25,16 +34,7 @@ class RAdam(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        if not 0.0 <= scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_arguments(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
