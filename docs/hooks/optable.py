@@ -13,6 +13,8 @@ A page asks for generated content with an HTML comment on a line of its own:
   class (most are op functions installed at import time, which static docstring collection misses).
 - ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
   or class, as a Python code block.
+- ``<!-- minitorch:drawing graph -->``: a ``minitorch.viz`` picture drawn by the current code (one of
+  ``DRAWINGS``: ``graph``, ``storage``, ``inplace``), inlined as SVG beside the code that made it.
 
 A block between ``<!-- minitorch:if-page quantization.md -->`` and ``<!-- minitorch:end-if -->`` is
 kept only when that page exists in docs/ (pages other sessions are still writing), and such a page
@@ -40,8 +42,25 @@ IF_PAGE = re.compile(
     r"^<!--\s*minitorch:if-page\s+(?P<page>[\w./-]+)\s*-->\n(?P<body>.*?)^<!--\s*minitorch:end-if\s*-->\n?",
     re.MULTILINE | re.DOTALL,
 )
-# page that may not exist yet -> (its nav title, the nav page it follows)
-OPTIONAL_PAGES = {"quantization.md": ("Quantization in depth", "quantized.md")}
+# page that may not exist yet -> (its nav title, the nav page it follows); quantization.md is in mkdocs.yml now
+OPTIONAL_PAGES: dict[str, tuple[str, str]] = {}
+
+# the pictures pages ask for with <!-- minitorch:drawing NAME -->: code run at build time (in a namespace
+# holding ``torch`` and ``viz``) whose last line is the drawing; the page shows the code and its picture
+DRAWINGS = {
+    "graph": """x = torch.tensor([1.0, 2.0], requires_grad=True)
+w = torch.tensor([0.5, -1.0], requires_grad=True)
+loss = torch.tanh(x * w).sum()
+loss.backward()
+viz.draw_graph(loss, names={"x": x, "w": w, "loss": loss})""",
+    "storage": """t = torch.arange(6.0).view(2, 3)
+viz.draw_storage(t, t.t(), t[:, 1], names=["t", "t.t()", "t[:, 1]"])""",
+    "inplace": """base = torch.tensor([1.0, 2.0, 3.0], requires_grad=True).clone()
+base[1:].mul_(2)          # an in-place op through a view rewrites the base's history (CopySlices)
+y = base.sin()            # sin saves its input, base, for backward
+base.add_(1)              # overwriting it afterwards makes that saved tensor stale (red): backward would raise
+viz.draw_graph(y.sum(), names={"base": base})""",
+}
 
 
 def _import_minitorch():
@@ -299,6 +318,22 @@ def render_tensor_methods() -> str:
     return "\n".join(lines)
 
 
+def render_drawing(name: str) -> str:
+    """The code of ``DRAWINGS[name]`` as a code block, followed by the SVG it draws now."""
+    if name not in DRAWINGS:
+        raise ValueError(f"minitorch:drawing {name}: unknown drawing; known: {', '.join(DRAWINGS)}")
+    torch = _import_minitorch()
+    viz = importlib.import_module("minitorch.viz")
+    *body, last = DRAWINGS[name].splitlines()
+    namespace = {"torch": torch, "viz": viz}
+    exec("\n".join(body), namespace)  # the docs' own example code, not input from a page
+    svg = eval(last, namespace).svg
+    svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
+    # one line, no blank lines: Markdown keeps an HTML block intact only while no blank line interrupts it
+    svg = " ".join(line.strip() for line in svg.splitlines() if line.strip())
+    return f'{_code(DRAWINGS[name])}\n\n<div class="minitorch-drawing">{svg}</div>\n'
+
+
 def expand(markdown: str) -> str:
     """Replace every ``<!-- minitorch:... -->`` directive in ``markdown`` by its generated content."""
     _import_minitorch()
@@ -313,6 +348,8 @@ def expand(markdown: str) -> str:
             return render_tensor_methods()
         if kind == "source":
             return render_source(arg)
+        if kind == "drawing":
+            return render_drawing(arg)
         raise ValueError(f"unknown docs directive <!-- minitorch:{kind} {arg} -->")
 
     markdown = IF_PAGE.sub(lambda m: m["body"] if (ROOT / "docs" / m["page"]).is_file() else "", markdown)
