@@ -14,7 +14,7 @@ A page asks for generated content with an HTML comment on a line of its own:
 - ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
   or class, as a Python code block.
 - ``<!-- minitorch:drawing graph -->``: a ``minitorch.viz`` picture drawn by the current code (one of
-  ``DRAWINGS``: ``graph``, ``storage``, ``inplace``, ``backward-step``), inlined as SVG beside the code that made it.
+  ``DRAWINGS``: ``graph``, ``storage``, ``inplace``, ``backward_step``), inlined as SVG beside the code that made it.
 
 A block between ``<!-- minitorch:if-page quantization.md -->`` and ``<!-- minitorch:end-if -->`` is
 kept only when that page exists in docs/ (pages other sessions are still writing), and such a page
@@ -60,7 +60,7 @@ base[1:].mul_(2)          # an in-place op through a view rewrites the base's hi
 y = base.sin()            # sin saves its input, base, for backward
 base.add_(1)              # overwriting it afterwards makes that saved tensor stale (red): backward would raise
 viz.draw_graph(y.sum(), names={"base": base})""",
-    "backward-step": """a = torch.tensor(2.0, requires_grad=True)
+    "backward_step": """a = torch.tensor(2.0, requires_grad=True)
 b = torch.tensor(-3.0, requires_grad=True)
 trace = viz.trace_backward(a * b + a, names={"a": a, "b": b})
 trace.frame(2)            # the third step the engine ran; trace.show() in a notebook shows every frame""",
