@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import html
 import importlib
 import inspect
 import re
@@ -175,6 +176,59 @@ def derivative_of(cls: type) -> dict:
     return {"kind": "method", "source": source.rstrip(), "where": where}
 
 
+class _Simplify(ast.NodeTransformer):
+    """Strip the bookkeeping around a gradient expression: ``e if self.needs_grad(i) else None`` -> ``e``,
+    ``conj_if_complex(z)`` -> ``conj(z)`` (the identity on real tensors)."""
+
+    def visit_IfExp(self, node: ast.IfExp):
+        self.generic_visit(node)
+        test = node.test
+        if (isinstance(node.orelse, ast.Constant) and node.orelse.value is None and isinstance(test, ast.Call)
+                and isinstance(test.func, ast.Attribute) and test.func.attr == "needs_grad"):
+            return node.body
+        return node
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "conj_if_complex" and len(node.args) == 1:
+            node.func = ast.Name("conj", ast.Load())
+        return node
+
+
+FORMULA_MAX = 90  # longer expressions read better as the source in the fold below the table
+
+
+@functools.cache
+def formula_of(cls: type) -> str | None:
+    """The derivative as one expression per input, read from the code: a derivative table's lambda body
+    (``g``: the incoming gradient, ``x``: the input, ``y``: the output), or the returned expression of a
+    ``backward`` that is a single ``return`` (after unpacking what it saved). None where the derivative
+    is longer than a line of maths; the page then points to the source."""
+    info = derivative_of(cls)
+    if info["kind"] == "none":
+        return None
+    if info["kind"] == "table":  # ``"key": (forward, derivative, ...),``: the derivative lambda's body
+        entry = ast.parse("{" + info["source"] + "}", mode="eval").body.values[0]
+        entry = entry.elts[1] if isinstance(entry, ast.Tuple) and len(entry.elts) > 1 else None
+        if not isinstance(entry, ast.Lambda):
+            return None
+        expressions = [entry.body]
+    else:
+        tree = ast.parse(info["source"])
+        body = [s for s in tree.body[0].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        unpacks = body[:-1]
+        if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None or len(unpacks) > 1:
+            return None
+        if unpacks and not (isinstance(unpacks[0], ast.Assign) and "saved" in ast.unparse(unpacks[0].value)):
+            return None
+        value = _Simplify().visit(body[-1].value)
+        expressions = value.elts if isinstance(value, ast.Tuple) else [value]
+    text = ", ".join(ast.unparse(e) for e in expressions)
+    if len(text) > FORMULA_MAX or "self." in text:
+        return None
+    return text
+
+
 def _grad_fn_name(cls: type) -> str:
     try:
         return cls.__new__(cls).name()
@@ -241,6 +295,12 @@ def render_op_table() -> str:
         "input requires grad (`Eigvals`), or they are shared base classes. This page was generated from the "
         "code when the site was built.",
         "",
+        f"**{sum(formula_of(c) is not None for c in differentiable)}** derivatives are short enough to show as a "
+        "formula, read from the code: the gradient sent to each input, in order, where `grad` or `g` is the "
+        "gradient arriving at the op's output, `x` the input and `y` the output (a derivative table's lambda), "
+        "or the names the `backward` method unpacked from what it saved. The others link to their source, "
+        "folded below each table.",
+        "",
     ]
     for module_name, classes in by_module.items():
         path = _module_path(module_name)
@@ -252,6 +312,10 @@ def render_op_table() -> str:
             kind = {"none": "none: never differentiated", "table": f"table `{info['where']}`"}.get(
                 info["kind"], f"`{info['where']}`"
             )
+            formula = formula_of(cls)
+            if formula is not None:
+                # HTML code, not a backtick span: a `|` in a table cell's code span would split the cell
+                kind = f"<code>{html.escape(formula).replace('|', '&#124;')}</code> ({kind})"
             if cls.array_derivative is True:  # a class flag (Div's is a property: only unrounded division)
                 kind += "; runs on arrays"
             names = callers.get(cls.__name__, []) or ([info["key"]] if info["kind"] == "table" else [])
@@ -389,5 +453,5 @@ def on_config(config):
 
 def on_pre_build(config) -> None:  # noqa: ARG001 (mkdocs' signature)
     """``mkdocs serve`` rebuilds in one process: forget sources parsed for the previous build."""
-    for cached in (_dict_entry_sources, derivative_of, _callers):
+    for cached in (_dict_entry_sources, derivative_of, formula_of, _callers):
         cached.cache_clear()
