@@ -13,7 +13,7 @@ import numpy as np
 
 import minitorch as torch
 import minitorch.nn as nn
-from minitorch.utils.data import DataLoader, TensorDataset
+from minitorch.utils.data import DataLoader, TensorDataset, bundled
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 RUNS_DIR = Path(__file__).resolve().parent / "runs"
@@ -34,13 +34,13 @@ def base_parser(description: str, epochs: int, lr: float, batch_size: int) -> ar
 
 
 def load_digits(seed: int = 0, test_fraction: float = 0.2):
-    """The 8x8 digits as standardized float32 tensors: (x_train, y_train, x_test, y_test).
+    """The 8x8 digits (``minitorch.utils.data.bundled``), standardized: (x_train, y_train, x_test, y_test).
 
     The split is a fixed permutation from ``seed``; mean and standard deviation come from the training
     images only, so nothing about the test set leaks into the inputs.
     """
-    with np.load(DATA_DIR / "digits.npz") as data:
-        images, labels = data["images"].astype(np.float32), data["labels"]
+    images, labels = (t.numpy() for t in bundled.load_digits())  # shipped inside the package
+    images = images.astype(np.float32)
     order = np.random.default_rng(seed).permutation(len(labels))
     n_test = int(round(len(labels) * test_fraction))
     test, train = order[:n_test], order[n_test:]
@@ -82,22 +82,41 @@ def checkpoint_round_trip(model: nn.Module, fresh: nn.Module, path: Path, evalua
     return evaluate(model), evaluate(fresh)
 
 
-def save_loss_curve(losses: list[float], path: Path, title: str) -> Path | None:
-    """Write the per-step training loss as a PNG when matplotlib is installed; otherwise do nothing."""
+PLOT_HINT = "pip install -e '.[plot]'"
+
+
+def save_loss_curve(losses: list[float] | dict[str, list[float]], path: Path, title: str) -> Path | None:
+    """Write the per-step training loss (one curve, or one per label) as a PNG when matplotlib is installed.
+
+    Without matplotlib it prints one line saying how to get the plot, so a missing picture is never a mystery.
+    """
     try:
-        import matplotlib
+        import matplotlib  # optional: the ``plot`` extra
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FormatStrFormatter, FuncFormatter
     except ImportError:
+        print(f"no loss curve: matplotlib is not installed ({PLOT_HINT} to get {path.name})")
         return None
+    curves = losses if isinstance(losses, dict) else {None: losses}
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(losses, linewidth=0.8)
+    for label, values in curves.items():
+        ax.plot(values, linewidth=0.8, label=label)
     ax.set_xlabel("step")
     ax.set_ylabel("training loss")
     ax.set_yscale("log")
+    # plain numbers (0.01, 0.1, 1) on the log axis, not 10^-2 and 10^-1; within about one decade, where
+    # fewer than two powers of ten show, the in-between ticks 2, 3 and 5 get labels as well
+    low, high = ax.get_ylim()
+    few_decades = high / low < 30
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" if few_decades and f"{v:.0e}"[0] in "235" else ""))
     ax.set_title(title)
+    if len(curves) > 1:
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -10,11 +10,12 @@ in bytes and inference time of the float and the int8 model.
 
 from __future__ import annotations
 
-import _common  # examples/_common.py: data, flags and timing helpers
+import _common  # examples/_common.py: data, flags, timing and plotting helpers
 
 import minitorch as torch
 import minitorch.ao.quantization as tq
 import minitorch.nn as nn
+from minitorch.utils.progress import progress
 
 
 class MLP(nn.Module):
@@ -30,19 +31,23 @@ class MLP(nn.Module):
         return self.dequant(self.layers(self.quant(x.flatten(1))))
 
 
-def train(model: nn.Module, loader, epochs: int, lr: float, max_steps: int | None, losses: list[float]) -> None:
+def train(model: nn.Module, loader, epochs: int, lr: float, max_steps: int | None, losses: list[float],
+          desc: str, no_progress: bool) -> None:
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
-    for _ in range(epochs):
-        for x, y in loader:
-            loss = loss_fn(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            if max_steps is not None and len(losses) >= max_steps:
-                return
+    first = len(losses)
+    with progress(range(epochs), desc=desc, unit="epoch", disable=no_progress or None) as bar:
+        for _ in bar:
+            for x, y in loader:
+                loss = loss_fn(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+                if max_steps is not None and len(losses) - first >= max_steps:
+                    return
+            bar.set_postfix(loss=f"{losses[-1]:.4f}")
 
 
 def model_bytes(model: nn.Module) -> int:
@@ -80,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
     model = MLP(args.hidden)
     losses: list[float] = []
     with _common.Timer() as timer:
-        train(model, loader, args.epochs, args.lr, args.max_steps, losses)
+        train(model, loader, args.epochs, args.lr, args.max_steps, losses, "float training", args.no_progress)
     float_accuracy = _common.accuracy(model, x_test, y_test, "cpu")
     print(f"float model: {len(losses)} steps in {timer.seconds:.1f} s, test accuracy {float_accuracy:.2%}")
 
@@ -88,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     prepared = tq.prepare_qat(model)
     qat_losses: list[float] = []
     max_qat_steps = None if args.max_steps is None else max(1, args.max_steps // 2)
-    train(prepared, loader, args.qat_epochs, args.lr / 10, max_qat_steps, qat_losses)
+    train(prepared, loader, args.qat_epochs, args.lr / 10, max_qat_steps, qat_losses, "QAT", args.no_progress)
     qat_accuracy = _common.accuracy(prepared, x_test, y_test, "cpu")
     print(f"QAT fine-tuning: {len(qat_losses)} steps, fake-quantized test accuracy {qat_accuracy:.2%}")
 
@@ -104,7 +109,17 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"model size: float {float_bytes} bytes, int8 {int8_bytes} bytes ({float_bytes / int8_bytes:.2f}x smaller)")
     print(f"inference on {len(y_test)} images: float {1000 * float_seconds:.2f} ms, int8 {1000 * int8_seconds:.2f} ms "
           "(numpy has no int8 GEMM: the int32 products are not faster here, only smaller)")
-    return {"losses": losses + qat_losses, "float_accuracy": float_accuracy, "qat_accuracy": qat_accuracy,
+    # the float weights (minitorch.save's safe format does not store quantized tensors yet)
+    checkpoint = args.out_dir / "mlp_digits_float.pt"
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), checkpoint)
+    print(f"float state dict: {checkpoint}")
+    curve = _common.save_loss_curve({"float": losses, "QAT fine-tuning": losses[-1:] + qat_losses},
+                                    args.out_dir / "quantize_mlp_loss.png", "MLP on 8x8 digits: float, then QAT")
+    if curve is not None:
+        print(f"loss curve: {curve}")
+    return {"losses": losses + qat_losses, "checkpoint": checkpoint, "float_accuracy": float_accuracy,
+            "qat_accuracy": qat_accuracy,
             "int8_accuracy": int8_accuracy, "float_bytes": float_bytes, "int8_bytes": int8_bytes,
             "float_seconds": float_seconds, "int8_seconds": int8_seconds, "int8_model": int8_model}
 

@@ -134,3 +134,19 @@ def test_if_page_blocks_follow_the_pages_that_exist():
         "<!-- minitorch:if-page no-such-page.md -->\ndropped\n<!-- minitorch:end-if -->\nb"
     )
     assert optable.expand(page) == "a\nkept\nb"
+
+
+def test_derivative_column_shows_formulas_read_from_the_code():
+    def grad_fn_type(t):
+        return type(t.grad_fn)
+
+    x = torch.tensor([0.5], requires_grad=True)
+    assert optable.formula_of(grad_fn_type(x.exp())) == "g * y"
+    assert optable.formula_of(grad_fn_type(x.tanh())) == "g * (1 - y * y)"
+    assert optable.formula_of(Mul) == "grad * conj(b), grad * conj(a)"  # needs_grad bookkeeping stripped
+    table = optable.render_op_table()
+    assert "| `Exp` | `ExpBackward0` | output | <code>g * y</code> (table `UNARY['exp']`)" in table
+    # a derivative longer than a line of maths keeps pointing at its source
+    long = [cls for cls in _all_op_classes() if optable.derivative_of(cls)["kind"] == "method"
+            and optable.formula_of(cls) is None]
+    assert long and all(f"`{optable.derivative_of(cls)['where']}`" in table for cls in long[:5])

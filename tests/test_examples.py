@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import minitorch as torch
+from minitorch.utils.data import bundled
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -51,8 +52,7 @@ def assert_checkpoint_round_trips(model, path: Path) -> None:
 
 
 def test_bundled_digits_data():
-    with np.load(EXAMPLES / "data" / "digits.npz") as data:
-        images, labels = data["images"], data["labels"]
+    images, labels = (t.numpy() for t in bundled.load_digits())
     assert images.shape == (1797, 8, 8) and images.dtype == np.uint8
     assert labels.shape == (1797,) and labels.dtype == np.int64
     assert images.max() == 16 and np.bincount(labels).min() > 170  # 4x4 blocks of 0/1 pixels; ten classes
@@ -99,3 +99,67 @@ def test_char_transformer_attention_is_causal(example):
     after, _ = model(changed)
     torch.testing.assert_close(before[:, :5], after[:, :5])
     assert not torch.allclose(before[:, 5:], after[:, 5:])
+
+
+SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.stem.startswith("_"))
+SHARED_FLAGS = ["--device", "--epochs", "--seed", "--lr", "--batch-size", "--max-steps", "--out-dir", "--no-progress"]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_every_example_takes_the_shared_flags(example, name, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        example(name).main(["--help"])
+    assert exit_info.value.code == 0
+    usage = capsys.readouterr().out
+    missing = [flag for flag in SHARED_FLAGS if flag not in usage]
+    assert not missing, f"{name}.py lacks {missing}"
+
+
+def test_examples_readme_lists_every_script():
+    readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in SCRIPTS if f"`{name}.py`" not in readme]
+    assert not missing, missing
+
+
+def test_sparse_embeddings_honours_the_shared_flags(example, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if matplotlib were not installed
+    result = example("sparse_embeddings").main(["--no-progress", "--out-dir", str(tmp_path / "runs"), "--steps", "8",
+                                                "--batch-size", "16", "--epochs", "2", "--max-steps", "12"])
+    assert len(result["sparse"]["losses"]) == len(result["dense"]["losses"]) == 12
+    printed = capsys.readouterr()
+    assert "points of test accuracy" in printed.out  # the speed-up comes with the accuracy gap beside it
+    assert "no loss curve: matplotlib is not installed (pip install -e '.[plot]'" in printed.out
+    assert "it/s" not in printed.err and "step/s" not in printed.err  # --no-progress: no bar
+
+
+def test_quantize_mlp_writes_into_out_dir(example, tmp_path, capsys):
+    out_dir = tmp_path / "runs"
+    result = example("quantize_mlp").main(["--no-progress", "--out-dir", str(out_dir), "--epochs", "1",
+                                           "--qat-epochs", "1", "--max-steps", "10", "--hidden", "16"])
+    assert result["checkpoint"].parent == out_dir and result["checkpoint"].exists()
+    assert list(torch.load(result["checkpoint"])) == [f"layers.{i}.{p}" for i in (0, 2, 4) for p in ("weight", "bias")]
+    assert "epoch/s" not in capsys.readouterr().err
+
+
+def test_loss_curve_without_matplotlib_says_how_to_get_it(example, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert example("_common").save_loss_curve([1.0, 0.5], tmp_path / "curve.png", "t") is None
+    assert capsys.readouterr().out.strip() == "no loss curve: matplotlib is not installed (pip install -e '.[plot]' to get curve.png)"
+    assert not (tmp_path / "curve.png").exists()
+
+
+def test_loss_curve_has_plain_log_tick_labels(example, tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    figures = []
+    monkeypatch_close = plt.close
+    plt.close = figures.append  # keep the figure to read its tick labels
+    try:
+        path = example("_common").save_loss_curve([2.3, 1.0, 0.4, 0.1, 0.05], tmp_path / "curve.png", "t")
+    finally:
+        plt.close = monkeypatch_close
+    assert path.exists()
+    labels = [t.get_text() for t in figures[0].axes[0].get_yticklabels() if t.get_text()]
+    assert labels and all("$" not in label and "^" not in label for label in labels), labels
+    plt.close(figures[0])

@@ -27,12 +27,13 @@ def test_notebook_is_stored_without_outputs(path):
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_notebook_runs(path, monkeypatch):
-    # the kernel imports the minitorch of this checkout, installed or not
+def test_notebook_runs(path, monkeypatch, tmp_path):
+    # the kernel imports the minitorch of this checkout, installed or not; it starts in an unrelated
+    # directory because a notebook must run from wherever it is opened (data comes through the package)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
-        notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+        notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()  # raises CellExecutionError, naming the cell and the traceback, on any error
     errors = [o for cell in notebook.cells for o in cell.get("outputs", []) if o.get("output_type") == "error"]

@@ -13,6 +13,8 @@ A page asks for generated content with an HTML comment on a line of its own:
   class (most are op functions from minitorch/_tensor_methods.py, which static docstring collection misses).
 - ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
   or class, as a Python code block.
+- ``<!-- minitorch:drawing graph -->``: a ``minitorch.viz`` picture drawn by the current code (one of
+  ``DRAWINGS``: ``graph``, ``storage``, ``inplace``, ``backward_step``), inlined as SVG beside the code that made it.
 
 A block between ``<!-- minitorch:if-page quantization.md -->`` and ``<!-- minitorch:end-if -->`` is
 kept only when that page exists in docs/ (pages other sessions are still writing), and such a page
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import html
 import importlib
 import inspect
 import re
@@ -40,8 +43,29 @@ IF_PAGE = re.compile(
     r"^<!--\s*minitorch:if-page\s+(?P<page>[\w./-]+)\s*-->\n(?P<body>.*?)^<!--\s*minitorch:end-if\s*-->\n?",
     re.MULTILINE | re.DOTALL,
 )
-# page that may not exist yet -> (its nav title, the nav page it follows)
-OPTIONAL_PAGES = {"quantization.md": ("Quantization in depth", "quantized.md")}
+# page that may not exist yet -> (its nav title, the nav page it follows); quantization.md is in mkdocs.yml now
+OPTIONAL_PAGES: dict[str, tuple[str, str]] = {}
+
+# the pictures pages ask for with <!-- minitorch:drawing NAME -->: code run at build time (in a namespace
+# holding ``torch`` and ``viz``) whose last line is the drawing; the page shows the code and its picture
+DRAWINGS = {
+    "graph": """x = torch.tensor([1.0, 2.0], requires_grad=True)
+w = torch.tensor([0.5, -1.0], requires_grad=True)
+loss = torch.tanh(x * w).sum()
+loss.backward()
+viz.draw_graph(loss, names={"x": x, "w": w, "loss": loss})""",
+    "storage": """t = torch.arange(6.0).view(2, 3)
+viz.draw_storage(t, t.t(), t[:, 1], names=["t", "t.t()", "t[:, 1]"])""",
+    "inplace": """base = torch.tensor([1.0, 2.0, 3.0], requires_grad=True).clone()
+base[1:].mul_(2)          # an in-place op through a view rewrites the base's history (CopySlices)
+y = base.sin()            # sin saves its input, base, for backward
+base.add_(1)              # overwriting it afterwards makes that saved tensor stale (red): backward would raise
+viz.draw_graph(y.sum(), names={"base": base})""",
+    "backward_step": """a = torch.tensor(2.0, requires_grad=True)
+b = torch.tensor(-3.0, requires_grad=True)
+trace = viz.trace_backward(a * b + a, names={"a": a, "b": b})
+trace.frame(2)            # the third step the engine ran; trace.show() in a notebook shows every frame""",
+}
 
 
 def _import_minitorch():
@@ -152,6 +176,59 @@ def derivative_of(cls: type) -> dict:
     return {"kind": "method", "source": source.rstrip(), "where": where}
 
 
+class _Simplify(ast.NodeTransformer):
+    """Strip the bookkeeping around a gradient expression: ``e if self.needs_grad(i) else None`` -> ``e``,
+    ``conj_if_complex(z)`` -> ``conj(z)`` (the identity on real tensors)."""
+
+    def visit_IfExp(self, node: ast.IfExp):
+        self.generic_visit(node)
+        test = node.test
+        if (isinstance(node.orelse, ast.Constant) and node.orelse.value is None and isinstance(test, ast.Call)
+                and isinstance(test.func, ast.Attribute) and test.func.attr == "needs_grad"):
+            return node.body
+        return node
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "conj_if_complex" and len(node.args) == 1:
+            node.func = ast.Name("conj", ast.Load())
+        return node
+
+
+FORMULA_MAX = 90  # longer expressions read better as the source in the fold below the table
+
+
+@functools.cache
+def formula_of(cls: type) -> str | None:
+    """The derivative as one expression per input, read from the code: a derivative table's lambda body
+    (``g``: the incoming gradient, ``x``: the input, ``y``: the output), or the returned expression of a
+    ``backward`` that is a single ``return`` (after unpacking what it saved). None where the derivative
+    is longer than a line of maths; the page then points to the source."""
+    info = derivative_of(cls)
+    if info["kind"] == "none":
+        return None
+    if info["kind"] == "table":  # ``"key": (forward, derivative, ...),``: the derivative lambda's body
+        entry = ast.parse("{" + info["source"] + "}", mode="eval").body.values[0]
+        entry = entry.elts[1] if isinstance(entry, ast.Tuple) and len(entry.elts) > 1 else None
+        if not isinstance(entry, ast.Lambda):
+            return None
+        expressions = [entry.body]
+    else:
+        tree = ast.parse(info["source"])
+        body = [s for s in tree.body[0].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        unpacks = body[:-1]
+        if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None or len(unpacks) > 1:
+            return None
+        if unpacks and not (isinstance(unpacks[0], ast.Assign) and "saved" in ast.unparse(unpacks[0].value)):
+            return None
+        value = _Simplify().visit(body[-1].value)
+        expressions = value.elts if isinstance(value, ast.Tuple) else [value]
+    text = ", ".join(ast.unparse(e) for e in expressions)
+    if len(text) > FORMULA_MAX or "self." in text:
+        return None
+    return text
+
+
 def _grad_fn_name(cls: type) -> str:
     try:
         return cls.__new__(cls).name()
@@ -218,6 +295,12 @@ def render_op_table() -> str:
         "input requires grad (`Eigvals`), or they are shared base classes. This page was generated from the "
         "code when the site was built.",
         "",
+        f"**{sum(formula_of(c) is not None for c in differentiable)}** derivatives are short enough to show as a "
+        "formula, read from the code: the gradient sent to each input, in order, where `grad` or `g` is the "
+        "gradient arriving at the op's output, `x` the input and `y` the output (a derivative table's lambda), "
+        "or the names the `backward` method unpacked from what it saved. The others link to their source, "
+        "folded below each table.",
+        "",
     ]
     for module_name, classes in by_module.items():
         path = _module_path(module_name)
@@ -229,6 +312,10 @@ def render_op_table() -> str:
             kind = {"none": "none: never differentiated", "table": f"table `{info['where']}`"}.get(
                 info["kind"], f"`{info['where']}`"
             )
+            formula = formula_of(cls)
+            if formula is not None:
+                # HTML code, not a backtick span: a `|` in a table cell's code span would split the cell
+                kind = f"<code>{html.escape(formula).replace('|', '&#124;')}</code> ({kind})"
             if cls.array_derivative is True:  # a class flag (Div's is a property: only unrounded division)
                 kind += "; runs on arrays"
             names = callers.get(cls.__name__, []) or ([info["key"]] if info["kind"] == "table" else [])
@@ -299,6 +386,22 @@ def render_tensor_methods() -> str:
     return "\n".join(lines)
 
 
+def render_drawing(name: str) -> str:
+    """The code of ``DRAWINGS[name]`` as a code block, followed by the SVG it draws now."""
+    if name not in DRAWINGS:
+        raise ValueError(f"minitorch:drawing {name}: unknown drawing; known: {', '.join(DRAWINGS)}")
+    torch = _import_minitorch()
+    viz = importlib.import_module("minitorch.viz")
+    *body, last = DRAWINGS[name].splitlines()
+    namespace = {"torch": torch, "viz": viz}
+    exec("\n".join(body), namespace)  # the docs' own example code, not input from a page
+    svg = eval(last, namespace).svg
+    svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
+    # one line, no blank lines: Markdown keeps an HTML block intact only while no blank line interrupts it
+    svg = " ".join(line.strip() for line in svg.splitlines() if line.strip())
+    return f'{_code(DRAWINGS[name])}\n\n<div class="minitorch-drawing">{svg}</div>\n'
+
+
 def expand(markdown: str) -> str:
     """Replace every ``<!-- minitorch:... -->`` directive in ``markdown`` by its generated content."""
     _import_minitorch()
@@ -313,6 +416,8 @@ def expand(markdown: str) -> str:
             return render_tensor_methods()
         if kind == "source":
             return render_source(arg)
+        if kind == "drawing":
+            return render_drawing(arg)
         raise ValueError(f"unknown docs directive <!-- minitorch:{kind} {arg} -->")
 
     markdown = IF_PAGE.sub(lambda m: m["body"] if (ROOT / "docs" / m["page"]).is_file() else "", markdown)
@@ -348,5 +453,5 @@ def on_config(config):
 
 def on_pre_build(config) -> None:  # noqa: ARG001 (mkdocs' signature)
     """``mkdocs serve`` rebuilds in one process: forget sources parsed for the previous build."""
-    for cached in (_dict_entry_sources, derivative_of, _callers):
+    for cached in (_dict_entry_sources, derivative_of, formula_of, _callers):
         cached.cache_clear()
