@@ -606,13 +606,6 @@ def test_module_paths_match_pytorch():
     assert missing == []
 
 
-def _streams_match() -> bool:
-    torch.manual_seed(0)
-    minitorch.manual_seed(0)
-    return (np.array_equal(torch.randn(8, dtype=torch.float64).numpy(), minitorch.randn(8, dtype=minitorch.float64).numpy())
-            and np.array_equal(torch.rand(8, dtype=torch.float64).numpy(), minitorch.rand(8, dtype=minitorch.float64).numpy()))
-
-
 # samplers that are PyTorch's transformation of its basic streams (rand, randn, normal, bernoulli, multinomial)
 STREAM_SAMPLES = {
     "Normal.sample": lambda D, t: D.Normal(t.zeros(3, dtype=t.float64), t.ones(3, dtype=t.float64) * 2).sample((4,)),
@@ -632,12 +625,10 @@ LAST_ULP = {"Laplace.rsample"}
 
 
 @pytest.mark.parametrize("name", sorted(STREAM_SAMPLES))
-def test_samples_match_pytorch_when_the_streams_do(name):
+def test_samples_match_pytorch(name):
     """Where PyTorch's sampler is a transformation of rand/randn/bernoulli/multinomial, minitorch applies the
-    same transformation in the same order: once minitorch's streams follow PyTorch's (issue 15, part 4), the
-    samples are PyTorch's bit for bit. Until then there is nothing to compare."""
-    if not _streams_match():
-        pytest.skip("minitorch's random streams do not follow PyTorch's yet")
+    same transformation in the same order on the same (PyTorch's) streams: the samples are PyTorch's bit for
+    bit (LAST_ULP: to the last bit of a float32 log1p)."""
     torch.manual_seed(3)
     expected = STREAM_SAMPLES[name](torch.distributions, torch)
     minitorch.manual_seed(3)
