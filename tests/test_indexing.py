@@ -749,3 +749,34 @@ def test_index_add_saves_its_source_for_the_sources_gradient():
     y.index_add_(0, torch.tensor([], dtype=torch.int64), y[0:0], alpha=-2.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_advanced_indexing_that_selects_nothing_checks_no_bound():
+    """PyTorch's index kernel visits no element of an empty result, so it checks no bound (fuzzer seeds 159145,
+    186181); an index into a dim of size 0 is still refused, and so is a bad dtype."""
+    x = torch.zeros(1, 0, requires_grad=True)
+    y = x[torch.tensor([1, -1])]
+    assert y.shape == (2, 0) and y.requires_grad
+    y.sum().backward()
+    assert x.grad.shape == (1, 0)
+    assert torch.zeros(2, 0)[torch.tensor([5])].shape == (1, 0)
+    assert torch.zeros(3, 2)[torch.zeros(0, 1, dtype=torch.long), torch.tensor([7, 8])].shape == (0, 2)
+    for shape, index in (((0, 2), (torch.tensor([5]),)), ((2, 0), (slice(None), torch.tensor([5])))):
+        with pytest.raises(IndexError, match="out of bounds for dimension with size 0"):
+            torch.zeros(shape)[index]
+    with pytest.raises(IndexError, match="must be long, int, byte or bool"):
+        torch.zeros(2, 0)[torch.tensor([5.0])]
+    with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 3"):
+        torch.zeros(3, 2)[torch.tensor([9])]
+
+
+def test_assignment_that_selects_nothing_checks_no_bound():
+    x = torch.zeros(2, 0)
+    x[torch.tensor([5])] = 3.0
+    assert x._version == 1
+    x.index_put_((torch.tensor([5]),), torch.tensor(1.0))
+    assert x._version == 2
+    with pytest.raises(IndexError, match="out of bounds for dimension with size 0"):
+        torch.zeros(0, 2)[torch.tensor([5])] = 3.0
+    with pytest.raises(IndexError):
+        torch.zeros(2, 3)[torch.tensor([5])] = 3.0

@@ -963,3 +963,17 @@ def test_clone_of_an_expanded_tensor_is_laid_out_as_pytorchs_empty_like():
     assert torch.ones(3, 1).t().expand(5, 3).clone().stride() == (3, 1)
     assert torch.ones(4, 1, 3).permute(2, 1, 0).expand(3, 5, 4).clone().stride() == (1, 3, 15)
     assert torch.ones(3, 4).t().clone().stride() == (1, 4)
+
+
+def test_an_op_without_differentiable_outputs_reads_no_stale_view_history():
+    """A comparison of a multi-output view whose base was written in place with grad does not read the view's
+    grad_fn (PyTorch records nothing for it: fuzzer seed 181717); reading grad_fn itself raises, as in PyTorch."""
+    x1 = torch.zeros(5)
+    x4 = torch.zeros(3, requires_grad=True)
+    v1 = x1[::2]
+    pieces = torch.split(v1, 5)
+    written = v1.index_add_(-1, torch.tensor([2, 1, 2]), x4, alpha=-2.0)
+    assert torch.ge(pieces[0], written).tolist() == [True, True, True]
+    assert pieces[0].argmax().item() == 0
+    with pytest.raises(RuntimeError, match="its base or another view of its base has been modified inplace"):
+        pieces[0].grad_fn

@@ -82,20 +82,29 @@ def _check_index(op: str, input: Tensor, dim: int, index: Tensor, src=None) -> i
     return dim
 
 
-def _index_array(op: str, input: Tensor, index: Tensor, size: int, *, wrap: bool, message: str | None = None,
-                 error: type = IndexError):
-    """``index`` as an int64 array on ``input``'s device, bounds-checked against ``size`` (negative
-    values wrapped when ``wrap``); always a fresh array the caller's op may keep."""
+def _check_index_type(op: str, index) -> None:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): index must be a Tensor, not {type(index).__name__}")
     if index.dtype.name not in _INTEGER_INDEX:
         if op == "index":
             raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors (got {index.dtype})")
         raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index, but got {index.dtype}")
+
+
+def _index_array(op: str, input: Tensor, index: Tensor, size: int, *, wrap: bool, message: str | None = None,
+                 error: type = IndexError, empty_result: bool = False):
+    """``index`` as an int64 array on ``input``'s device, bounds-checked against ``size`` (negative
+    values wrapped when ``wrap``); always a fresh array the caller's op may keep.
+
+    With ``empty_result`` (advanced indexing whose result has no element) PyTorch's kernel visits no
+    element and checks no bound: the index comes back as zeros, which numpy accepts."""
+    _check_index_type(op, index)
     if index.device != input.device:
         index = index.to(input.device)
     backend = input._storage.backend
     array = index._array.astype(backend.array_dtype(_dtype.int64), copy=True)
+    if empty_result:
+        return backend.xp.zeros_like(array)
     if array.size and input.device.type != "meta":
         low, high = int(array.min()), int(array.max())
         bad = high if high >= size else (low if low < (-size if wrap else 0) else None)
@@ -226,6 +235,37 @@ def advanced_getitem(input: Tensor, index) -> Tensor:
     integer scalar is a select and never joins the advanced indices). Masks become their nonzero
     coordinates. The index tensors broadcast together; their result dims replace the indexed dims
     when those are adjacent, and go first otherwise (numpy's rule)."""
+    items, basic, slots = _split_index(input, index)
+    view = input if all(b == slice(None) for b in basic) else input[tuple(basic)]
+    if all(slot is None for slot in slots):
+        return view
+    shape = view._array.shape
+    empty = _empty_result("index", shape, slots)
+    arrays = []
+    for j, slot in enumerate(slots):
+        if slot is None:
+            arrays.append(slice(None))
+            continue
+        message = f"index {{index}} is out of bounds for dimension {j} with size {shape[j]}"
+        arrays.append(_index_array("index", view, slot, shape[j], wrap=True, message=message, empty_result=empty))
+    return AdvancedIndex.apply(view, index=tuple(arrays))
+
+
+def assignment_index(input: Tensor, index) -> tuple:
+    """``index`` for ``input[index] = v`` as numpy reads it: its items (lists as index tensors), with the integer
+    index tensors made zeros when nothing is selected, since PyTorch then checks no bound (as in reading)."""
+    items, basic, slots = _split_index(input, index)
+    if any(slot is not None for slot in slots):
+        view_shape = input._array[tuple(basic)].shape if input.dim() else ()
+        if _empty_result("index_put_", view_shape, slots):
+            items = [input.new_zeros(item.shape, dtype=item.dtype) if isinstance(item, Tensor) and not _is_mask(item)
+                     and item.dim() else item for item in items]
+    return tuple(items)
+
+
+def _split_index(input: Tensor, index) -> tuple[list, list, list]:
+    """The index items, and their split into a basic index (ints, slices, None: one view) and, per dim of that
+    view, None or the index Tensor applied to it (masks become their nonzero coordinates)."""
     items = _index_items(index, input.device)
     ndim = input.dim()
     consumed = sum(_consumed_dims(item) for item in items)
@@ -269,41 +309,42 @@ def advanced_getitem(input: Tensor, index) -> Tensor:
             basic.append(slice(None))
             slots.append(item)
             dim += 1
-    view = input if all(b == slice(None) for b in basic) else input[tuple(basic)]
-    if all(slot is None for slot in slots):
-        return view
-    shape = view._array.shape
-    arrays, index_shapes = [], []
-    for j, slot in enumerate(slots):
-        if slot is None:
-            arrays.append(slice(None))
-            continue
-        message = f"index {{index}} is out of bounds for dimension {j} with size {shape[j]}"
-        arrays.append(_index_array("index", view, slot, shape[j], wrap=True, message=message))
-        index_shapes.append(tuple(slot.shape))
-    broadcast_shapes_of("index", index_shapes)
-    return AdvancedIndex.apply(view, index=tuple(arrays))
+    return items, basic, slots
+
+
+def _empty_result(op: str, shape: tuple, slots: list) -> bool:
+    """Whether advanced indexing of ``shape`` by ``slots`` (the leading dims' index Tensors, None for a whole dim)
+    selects no element, after PyTorch's checks that hold even then: the indices are integer tensors whose shapes
+    broadcast, and a dim of size 0 takes no index."""
+    for slot in slots:
+        if slot is not None:
+            _check_index_type(op, slot)
+    index_shape = broadcast_shapes_of(op, [tuple(slot.shape) for slot in slots if slot is not None])
+    for n, slot in zip(shape, slots):
+        if slot is not None and n == 0 and slot.numel():
+            raise IndexError("index is out of bounds for dimension with size 0")
+    kept = [n for j, n in enumerate(shape) if j >= len(slots) or slots[j] is None]
+    return 0 in index_shape or 0 in kept
 
 
 def _index_put_arrays(op: str, input: Tensor, indices) -> tuple:
     """``indices`` (a tuple of index tensors, None for a whole dim) as a checked numpy index tuple."""
     if len(indices) > input.dim():
         raise IndexError(f"too many indices for tensor of dimension {input.dim()} (got {len(indices)})")
-    arrays, shapes = [], []
+    slots = []  # per leading dim: None or an index Tensor (a mask gives one per dim it covers)
     for index in indices:
-        if index is None:
-            arrays.append(slice(None))
-        elif _is_mask(index):
-            for coordinate in nonzero(index.to(input.device), as_tuple=True):
-                arrays.append(coordinate._array)
-                shapes.append(tuple(coordinate.shape))
+        if index is not None and _is_mask(index):
+            slots.extend(nonzero(index.to(input.device), as_tuple=True))
         else:
-            arrays.append(_index_array(op, input, index, input._array.shape[len(arrays)], wrap=True,
-                                       message=f"index {{index}} is out of bounds for dimension {len(arrays)} "
-                                               f"with size {input._array.shape[len(arrays)]}"))
-            shapes.append(tuple(index.shape))
-    broadcast_shapes_of(op, shapes)
-    return tuple(arrays)
+            slots.append(index)
+    shape = input._array.shape
+    empty = _empty_result(op, shape, slots)
+    return tuple(
+        slice(None) if slot is None else _index_array(
+            op, input, slot, shape[j], wrap=True, empty_result=empty,
+            message=f"index {{index}} is out of bounds for dimension {j} with size {shape[j]}")
+        for j, slot in enumerate(slots)
+    )
 
 
 def _check_broadcasts_to_result(values: Tensor, shape: tuple) -> None:

@@ -21,6 +21,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.view_history import INTERNAL_OVERLAP_MESSAGE, check_view_rebase, rebase_base_through_view
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
+from .indexing import assignment_index
 from .op import Op
 from .views import (
     Index,
@@ -350,7 +351,7 @@ class IndexAssign(Op):
 
 
 def _assign(input: Tensor, index, values) -> Tensor:
-    index = index if isinstance(index, tuple) else (index,)
+    index = assignment_index(input, index)
     if isinstance(values, Tensor):
         values = values.to(input.dtype)
     return IndexAssign.apply(input, values, index=index)

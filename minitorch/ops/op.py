@@ -104,6 +104,9 @@ class Op(Node):
             last -= 1
         out = outputs[0]
         out_shape, out_dtype = out._array.shape, out._storage.dtype
+        if not (out_dtype.is_floating_point or out_dtype.is_complex) and not any(
+                o._storage.dtype.is_floating_point or o._storage.dtype.is_complex for o in outputs):
+            return  # no output can carry a gradient (comparisons, argmax): no node, and no input's grad_fn is read
         same_dtype = same_shape = True  # every tensor input has out's dtype; every one wanting a gradient its shape
         edges, metas = [], []
         for i in range(last):
