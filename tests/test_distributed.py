@@ -41,6 +41,11 @@ def test_ddp_equals_single_process_training_with_no_sync_accumulation():
     assert "OK ddp rank 0" in out and "OK ddp rank 1" in out
 
 
+def test_sync_batch_norm_equals_batch_norm_on_the_whole_batch():
+    out = _mpiexec("syncbn")
+    assert "OK syncbn rank 0" in out and "OK syncbn rank 1" in out
+
+
 def test_a_rank_that_never_joins_times_out_instead_of_hanging():
     assert "TIMEOUT-RAISED" in _mpiexec("timeout")
 

@@ -55,3 +55,22 @@ def test_sampler_indices_equal_pytorchs():
                     theirs.set_epoch(epoch)
                     assert list(ours) == list(theirs) and len(ours) == len(theirs), (n, kwargs, rank, epoch)
     assert torch_ is not None
+
+
+def test_sync_batch_norm_without_a_process_group_is_batch_norm():
+    """Without a group to synchronize with (or in eval mode) SyncBatchNorm is BatchNorm; the 2-process test in
+    test_distributed.py checks the synchronized statistics and gradients."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, 5, dtype=torch.float64)
+    sync, plain = torch.nn.SyncBatchNorm(3).double(), torch.nn.BatchNorm1d(3).double()
+    assert torch.allclose(sync(x), plain(x)) and torch.allclose(sync.running_var, plain.running_var)
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        sync(torch.ones(3))
+    with pytest.raises(ValueError, match="number of input channels should be non-zero"):
+        torch.nn.SyncBatchNorm(0)(torch.ones(2, 0))
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Sequential(torch.nn.BatchNorm1d(3)))
+    model[1][0].running_mean.fill_(0.5)
+    converted = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert type(converted[1][0]) is torch.nn.SyncBatchNorm and converted[1][0].weight is model[1][0].weight
+    assert converted[1][0].running_mean.tolist() == [0.5] * 3
+    assert torch.nn.modules.batchnorm.SyncBatchNorm is torch.nn.SyncBatchNorm

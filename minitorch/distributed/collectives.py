@@ -16,6 +16,7 @@ import zlib
 from ..autograd import grad_mode
 from ..creation import empty
 from ..ops.shape import stack
+from . import nccl_collectives as nccl
 from .process_group import ProcessGroup, _group
 from .reduce_op import ReduceOp
 
@@ -80,7 +81,8 @@ def _run(pg: ProcessGroup, name: str, requests: list, finish, async_op: bool):
 def _cpu(tensor, name: str) -> None:
     if tensor.device.type != "cpu":
         raise RuntimeError(f"{name}: the MPI backend handles CPU tensors only, got a tensor on {tensor.device} "
-                           "(the NCCL backend for CUDA tensors is not implemented yet)")
+                           "(init_process_group('nccl') for CUDA tensors; minitorch's nccl backend has all_reduce, "
+                           "broadcast, all_gather(_into_tensor), reduce_scatter(_tensor) and reduce)")
 
 
 def _check_same(pg: ProcessGroup, name: str, tensor) -> None:
@@ -146,10 +148,12 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     pg = _group(group)
     if pg is None:
         return None
-    _cpu(tensor, "all_reduce")
     mpi_op = _op(pg, op, "all_reduce")
     _avg_check(tensor, op, "all_reduce")
     _check_same(pg, "all_reduce", tensor)
+    if pg.nccl is not None:
+        return nccl.all_reduce(pg, tensor, op, async_op)
+    _cpu(tensor, "all_reduce")
     buf, write_back = _target(tensor)
     request = pg.comm.Iallreduce(pg.MPI.IN_PLACE, buf, op=mpi_op)
 
@@ -164,9 +168,11 @@ def broadcast(tensor, src: int | None = None, group=None, async_op: bool = False
     pg = _group(group)
     if pg is None:
         return None
-    _cpu(tensor, "broadcast")
     root = _root(pg, src, group_src, "broadcast", "src")
     _check_same(pg, "broadcast", tensor)
+    if pg.nccl is not None:
+        return nccl.broadcast(pg, tensor, root, async_op)
+    _cpu(tensor, "broadcast")
     buf, write_back = _target(tensor)
     request = pg.comm.Ibcast(buf, root=root)
     return _run(pg, "broadcast", [request], lambda _: write_back(), async_op)
@@ -177,11 +183,13 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     pg = _group(group)
     if pg is None:
         return None
-    _cpu(tensor, "all_gather")
     if len(tensor_list) != pg.size():
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, expected the world size "
                          f"{pg.size()}")
     _check_same(pg, "all_gather", tensor)
+    if pg.nccl is not None:
+        return nccl.all_gather(pg, tensor_list, tensor, async_op)
+    _cpu(tensor, "all_gather")
     received = empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype)
     request = pg.comm.Iallgather(_source(tensor), received.numpy())
 
@@ -197,11 +205,13 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     pg = _group(group)
     if pg is None:
         return None
-    _cpu(input_tensor, "all_gather_into_tensor")
     if output_tensor.numel() != input_tensor.numel() * pg.size() or output_tensor.dtype != input_tensor.dtype:
         raise ValueError(f"all_gather_into_tensor: output tensor must have world size ({pg.size()}) times the "
                          "input's elements and its dtype")
     _check_same(pg, "all_gather_into_tensor", input_tensor)
+    if pg.nccl is not None:
+        return nccl.all_gather_into_tensor(pg, output_tensor, input_tensor, async_op)
+    _cpu(input_tensor, "all_gather_into_tensor")
     buf, write_back = _target(output_tensor)
     request = pg.comm.Iallgather(_source(input_tensor), buf)
     return _run(pg, "all_gather_into_tensor", [request], lambda _: write_back(), async_op)
@@ -212,13 +222,15 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     pg = _group(group)
     if pg is None:
         return None
-    _cpu(input, "reduce_scatter_tensor")
     mpi_op = _op(pg, op, "reduce_scatter_tensor")
     _avg_check(output, op, "reduce_scatter_tensor")
     if input.numel() != output.numel() * pg.size() or output.dtype != input.dtype:
         raise ValueError(f"reduce_scatter_tensor: input tensor must have world size ({pg.size()}) times the "
                          "output's elements and its dtype")
     _check_same(pg, "reduce_scatter_tensor", input)
+    if pg.nccl is not None:
+        return nccl.reduce_scatter_tensor(pg, output, input, op, async_op)
+    _cpu(input, "reduce_scatter_tensor")
     buf, write_back = _target(output)
     request = pg.comm.Ireduce_scatter_block(_source(input), buf, op=mpi_op)
 
@@ -248,11 +260,13 @@ def reduce(tensor, dst: int | None = None, op=ReduceOp.SUM, group=None, async_op
     pg = _group(group)
     if pg is None:
         return None
-    _cpu(tensor, "reduce")
     root = _root(pg, dst, group_dst, "reduce", "dst")
     mpi_op = _op(pg, op, "reduce")
     _avg_check(tensor, op, "reduce")
     _check_same(pg, "reduce", tensor)
+    if pg.nccl is not None:
+        return nccl.reduce(pg, tensor, root, op, async_op)
+    _cpu(tensor, "reduce")
     if pg.rank() == root:
         buf, write_back = _target(tensor)
         request = pg.comm.Ireduce(pg.MPI.IN_PLACE, buf, op=mpi_op, root=root)

@@ -14,6 +14,7 @@ import importlib.util
 import os
 
 from .. import cuda
+from .._backends import nccl as nccl_engine
 
 __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "destroy_process_group", "get_backend", "get_rank",
@@ -61,6 +62,10 @@ class ProcessGroup:
         self.backend = backend
         self.timeout = timeout
         self.MPI = _mpi()
+        self.nccl = None  # for backend "nccl": the NCCL communicator of CUDA tensors (MPI remains the bootstrap)
+        if backend == Backend.NCCL:
+            uid = comm.bcast(nccl_engine.unique_id() if comm.Get_rank() == 0 else None, root=0)
+            self.nccl = nccl_engine.Communicator(comm.Get_size(), uid, comm.Get_rank())
 
     def rank(self) -> int:
         return self.comm.Get_rank()
@@ -103,7 +108,8 @@ def is_gloo_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    return False  # the NCCL backend (CuPy) is not implemented yet
+    """True when CuPy with NCCL and a GPU are present."""
+    return nccl_engine.is_available()
 
 
 def is_torchelastic_launched() -> bool:
@@ -140,7 +146,8 @@ def _env_int(name: str):
 def init_process_group(backend: str | None = None, init_method: str | None = None,
                        timeout: datetime.timedelta | None = None, world_size: int = -1, rank: int = -1,
                        store=None, group_name: str = "", pg_options=None, device_id=None) -> None:
-    """Join the default process group. ``backend`` "gloo" or "mpi" (or None) runs on MPI for CPU tensors.
+    """Join the default process group. ``backend`` "gloo" or "mpi" (or None) runs on MPI for CPU tensors, "nccl" on
+    NCCL (CuPy) for CUDA tensors, with MPI as its bootstrap.
     ``init_method`` may be None or "env://": RANK and WORLD_SIZE come from the arguments, else from the
     environment (torchrun's variables), else from MPI (``mpiexec``)."""
     if GroupMember.WORLD is not None:
@@ -149,8 +156,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if name == Backend.NCCL:
         if not cuda.is_available():
             raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
-        raise RuntimeError("Distributed package doesn't have NCCL built in: minitorch's NCCL backend is not "
-                           "implemented yet; use backend='gloo' (MPI) with CPU tensors")
+        if not nccl_engine.is_available():
+            raise RuntimeError("Distributed package doesn't have NCCL built in: CuPy's NCCL bindings are missing "
+                               "(pip install 'minitorch[gpu]' with a CuPy build that has NCCL)")
     if init_method not in (None, "env://"):
         raise ValueError(f"init_process_group: init_method {init_method!r} is not supported by the MPI backend; "
                          "use 'env://' (or None) and start the processes with mpiexec or "
@@ -183,9 +191,13 @@ def destroy_process_group(group=None) -> None:
     """Leave ``group`` (None: the default group, after which ``init_process_group`` may be called again)."""
     if group is None or group is GroupMember.WORLD:
         world = _world()
+        if world.nccl is not None:
+            world.nccl.destroy()
         world.comm.Free()
         GroupMember.WORLD = None
     elif isinstance(group, ProcessGroup):
+        if group.nccl is not None:
+            group.nccl.destroy()
         group.comm.Free()
 
 
@@ -225,5 +237,5 @@ def new_group(ranks=None, timeout: datetime.timedelta | None = None, backend=Non
     color = 0 if me in members else world.MPI.UNDEFINED
     comm = world.comm.Split(color, members.index(me) if me in members else 0)
     if me not in members:
-        return GroupMember.NON_GROUP_MEMBER
+        return GroupMember.NON_GROUP_MEMBER  # (NCCL's unique-id broadcast runs on members only: comm is theirs)
     return ProcessGroup(comm, members, str(Backend(backend or world.backend)), timeout or world.timeout)

@@ -154,6 +154,54 @@ def ddp(rank: int, n: int) -> None:
         raise AssertionError("state_dict keys lack the module. prefix")
 
 
+def syncbn(rank: int, n: int) -> None:
+    """SyncBatchNorm on each rank's part of a batch equals BatchNorm on the whole batch: outputs, input gradients,
+    the summed weight gradients and the running statistics; DDP training with it equals one process."""
+    torch.manual_seed(7)
+    x = torch.randn(3 * n, 4, 2, 2, dtype=torch.float64) * 3 + 1
+    w = torch.randn(3 * n, 4, 2, 2, dtype=torch.float64)
+    mine = slice(3 * rank, 3 * rank + 3)
+    full = torch.nn.BatchNorm2d(4).double()
+    sync = torch.nn.SyncBatchNorm(4).double()
+    with torch.no_grad():
+        for m in (full, sync):
+            m.weight.copy_(torch.linspace(0.5, 2, 4))
+            m.bias.copy_(torch.linspace(-1, 1, 4))
+    xf, xs = x.clone().requires_grad_(), x[mine].clone().requires_grad_()
+    yf, ys = full(xf), sync(xs)
+    check(ys, yf[mine], "SyncBatchNorm output")
+    (yf * w).sum().backward()
+    (ys * w[mine]).sum().backward()
+    check(xs.grad, xf.grad[mine], "SyncBatchNorm input gradient")
+    for name in ("weight", "bias"):
+        g = getattr(sync, name).grad.clone()
+        dist.all_reduce(g)
+        check(g, getattr(full, name).grad, f"SyncBatchNorm {name} gradient summed over ranks")
+    check(sync.running_mean, full.running_mean, "running_mean")
+    check(sync.running_var, full.running_var, "running_var")
+    sync.eval()
+    check(sync(xs.detach()), full.eval()(x[mine]), "SyncBatchNorm in eval mode")
+
+    def net():
+        torch.manual_seed(3)
+        return torch.nn.Sequential(torch.nn.Conv2d(4, 3, 1), torch.nn.BatchNorm2d(3), torch.nn.ReLU(),
+                                   torch.nn.Flatten(), torch.nn.Linear(12, 2)).double()
+    reference = net()
+    model = DDP(torch.nn.SyncBatchNorm.convert_sync_batchnorm(net()))
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, reference))
+    target = torch.randn(3 * n, 2, dtype=torch.float64)
+    for _ in range(3):
+        for o in (opt, ref_opt):
+            o.zero_grad()
+        torch.nn.functional.mse_loss(reference(x), target).backward()
+        torch.nn.functional.mse_loss(model(x[mine]), target[mine]).backward()
+        opt.step()
+        ref_opt.step()
+    for (name, p), q in zip(model.module.state_dict().items(), reference.state_dict().values()):
+        if not torch.allclose(p.double(), q.double(), rtol=1e-10, atol=1e-12):
+            raise AssertionError(f"DDP + SyncBatchNorm: {name} differs from single-process training")
+
+
 def timeout(rank: int, n: int) -> None:
     """Rank 1 never calls the collective: rank 0 must fail within its timeout, not hang."""
     if rank == 0:

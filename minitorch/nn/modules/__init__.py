@@ -1,6 +1,6 @@
 """The layer classes of minitorch.nn, one family per file (each file's ``__all__`` is re-exported)."""
 
-from . import (  # batchnorm, instancenorm and utils only give PyTorch's module paths
+from . import (  # batchnorm (beyond SyncBatchNorm), instancenorm and utils only give PyTorch's module paths
     activation,
     batchnorm,  # noqa: F401
     channelshuffle,
@@ -25,6 +25,7 @@ from . import (  # batchnorm, instancenorm and utils only give PyTorch's module 
     utils,  # noqa: F401
 )
 from .activation import *  # noqa: F403
+from .batchnorm import SyncBatchNorm  # the rest of batchnorm's names come from normalization
 from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -65,4 +66,4 @@ __all__ = [name for family in (
     sparse,
     transformer,
     upsampling,
-) for name in family.__all__]
+) for name in family.__all__] + ["SyncBatchNorm"]
