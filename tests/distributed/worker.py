@@ -182,6 +182,18 @@ def syncbn(rank: int, n: int) -> None:
     sync.eval()
     check(sync(xs.detach()), full.eval()(x[mine]), "SyncBatchNorm in eval mode")
 
+    # the differentiable collectives: every rank's loss reads every rank's input
+    import minitorch.distributed.nn.functional as dist_nn
+    a = data(rank).requires_grad_()
+    gathered = dist_nn.all_gather(a)
+    (sum(g * (k + 1) for k, g in enumerate(gathered)) * (rank + 1)).sum().backward()
+    check(a.grad, torch.full((2, 3), float((rank + 1) * sum(r + 1 for r in range(n))), dtype=torch.float64),
+          "distributed.nn all_gather gradient")
+    b = data(rank).requires_grad_()
+    (dist_nn.broadcast(b, src=1) * (rank + 1)).sum().backward()
+    check(b.grad, torch.full((2, 3), float(sum(r + 1 for r in range(n)) if rank == 1 else 0), dtype=torch.float64),
+          "distributed.nn broadcast gradient")
+
     def net():
         torch.manual_seed(3)
         return torch.nn.Sequential(torch.nn.Conv2d(4, 3, 1), torch.nn.BatchNorm2d(3), torch.nn.ReLU(),
