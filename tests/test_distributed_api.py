@@ -74,3 +74,10 @@ def test_sync_batch_norm_without_a_process_group_is_batch_norm():
     assert type(converted[1][0]) is torch.nn.SyncBatchNorm and converted[1][0].weight is model[1][0].weight
     assert converted[1][0].running_mean.tolist() == [0.5] * 3
     assert torch.nn.modules.batchnorm.SyncBatchNorm is torch.nn.SyncBatchNorm
+
+
+def test_default_backend_for_device():
+    assert dist.get_default_backend_for_device("cpu") == "gloo"
+    assert dist.get_default_backend_for_device(torch.device("cuda:0")) == "nccl"
+    with pytest.raises(ValueError, match="Default backend not registered for device : meta"):
+        dist.get_default_backend_for_device("meta")

@@ -34,6 +34,7 @@ from .process_group import (
     default_pg_timeout,
     destroy_process_group,
     get_backend,
+    get_default_backend_for_device,
     get_process_group_ranks,
     get_rank,
     get_world_size,
@@ -53,7 +54,8 @@ group = GroupMember  # torch.distributed.group.WORLD
 __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
     "all_gather_object", "all_reduce", "barrier", "broadcast", "broadcast_object_list", "default_pg_timeout",
-    "destroy_process_group", "gather", "gather_object", "get_backend", "get_process_group_ranks", "get_rank",
+    "destroy_process_group", "gather", "gather_object", "get_backend", "get_default_backend_for_device",
+    "get_process_group_ranks", "get_rank",
     "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
     "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "isend", "new_group",
     "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",

@@ -15,12 +15,13 @@ import os
 
 from .. import cuda
 from .._backends import nccl as nccl_engine
+from .._device import device as _device
 
 __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "destroy_process_group", "get_backend", "get_rank",
     "get_world_size", "init_process_group", "is_available", "is_initialized", "is_mpi_available",
     "is_nccl_available", "is_gloo_available", "is_torchelastic_launched", "new_group", "get_process_group_ranks",
-    "default_pg_timeout",
+    "default_pg_timeout", "get_default_backend_for_device",
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -34,6 +35,8 @@ class Backend(str):
     NCCL = "nccl"
     MPI = "mpi"
 
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL}
+
     def __new__(cls, name: str):
         if not isinstance(name, str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
@@ -41,6 +44,15 @@ class Backend(str):
         if value not in (cls.GLOO, cls.NCCL, cls.MPI, cls.UNDEFINED):
             raise ValueError(f"Invalid backend: '{name}'")
         return super().__new__(cls, value)
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend PyTorch picks for tensors on ``device``: "gloo" for the CPU, "nccl" for CUDA."""
+    kind = device.type if isinstance(device, _device) else _device(device).type
+    backend = Backend.default_device_backend_map.get(kind)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
 
 
 def _mpi():
