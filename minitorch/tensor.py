@@ -373,8 +373,9 @@ class Tensor:
         return bool((self == element).any())
 
     def __format__(self, spec: str) -> str:
-        if self.dim() == 0 and spec:
-            return self.item().__format__(spec)
+        """A 0-dim tensor formats as its number (``f"{loss}"`` prints ``0.5``), as in PyTorch; others as repr."""
+        if self.dim() == 0 and self.device.type != "meta" and self._dense and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):

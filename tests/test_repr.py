@@ -148,3 +148,7 @@ def test_printoptions_are_exported_at_top_level():
 def test_format_of_zero_dim_tensor():
     assert f"{torch.tensor(2.5):.1f}" == "2.5"
     assert str(torch.tensor([1, 2])) == "tensor([1, 2])"
+    # an empty spec too (f"{loss}" prints the number, as in PyTorch), also with requires_grad
+    assert f"{torch.tensor(0.5, requires_grad=True) * 2}" == "1.0"
+    assert f"{torch.tensor(3)}" == "3" and f"{torch.tensor(True)}" == "True"
+    assert f"{torch.tensor([1.0, 2.0])}" == "tensor([1., 2.])"
