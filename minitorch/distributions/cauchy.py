@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from ..creation import full
-from ..random import rand
 from ..tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution
@@ -50,7 +49,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = (math.pi * (rand(shape, dtype=self.loc.dtype, device=self.loc.device) - 0.5)).tan()
+        eps = self.loc.new_empty(shape).cauchy_()  # PyTorch's draw: seeded samples are PyTorch's numbers
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..creation import zeros_like
-from ..random import rand
 from ..tensor import Size, Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -52,8 +51,8 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        standard = -(-rand(shape, dtype=self.rate.dtype, device=self.rate.device)).log1p()
-        return standard / self.rate
+        # PyTorch's draw, so seeded samples are PyTorch's numbers: exponential_ on a new tensor, over the rate
+        return self.rate.new_empty(shape).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:
