@@ -389,6 +389,16 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     return _wrap(gen._rng.poisson(rate.reshape(-1)), gen, tuple(input.shape), input.dtype)
 
 
+def standard_gamma_draws(concentration: Tensor, generator=None) -> Tensor:
+    """Gamma(concentration, 1) draws, in float64, made as PyTorch's sampler makes them for ``concentration``'s
+    dtype (on the CPU its ``sample_gamma``, element by element, so the numbers are PyTorch's). Not clamped and
+    not differentiable: ``torch._standard_gamma`` (minitorch.distributions) adds both."""
+    gen = _generator(generator, concentration.device)
+    alpha = _on_device("_standard_gamma", concentration, gen)
+    draws = gen._rng.standard_gamma(alpha.reshape(-1), concentration.dtype is _dtype.float32)
+    return _wrap(draws, gen, tuple(concentration.shape), _dtype.float64)
+
+
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",

@@ -57,6 +57,9 @@ class ArrayStream:
     def poisson(self, rates):
         return self._rng.poisson(rates).astype(self.xp.float64)
 
+    def standard_gamma(self, alphas, single: bool):
+        return self._rng.standard_gamma(alphas).astype(self.xp.float64)
+
     def multinomial(self, weights, num_samples, replacement):
         xp = self.xp
         rows, categories = weights.shape

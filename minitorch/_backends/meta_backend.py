@@ -474,6 +474,9 @@ class _MetaRng:
     def poisson(self, rates):
         return MetaArray(rates.shape, np.float64)
 
+    def standard_gamma(self, alphas, single: bool):
+        return MetaArray(alphas.shape, np.float64)
+
     def multinomial(self, weights, num_samples, replacement):
         return MetaArray((weights.shape[0], num_samples), np.int64)
 

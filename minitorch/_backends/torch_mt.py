@@ -139,17 +139,20 @@ class TorchGenerator:
     def _normal_serial(self, n, mean, std):
         """``at::normal_distribution<double>`` element by element: each Box-Muller pair returns
         ``r*cos`` and caches ``r*sin`` for the next call, in this tensor or a later one."""
-        values = np.empty(n, np.float64)
-        for i in range(n):
-            if self.double_normal is not None:
-                values[i], self.double_normal = self.double_normal, None
-                continue
-            u1, u2 = self._unit(2, np.dtype(np.float64)).tolist()
-            radius = math.sqrt(-2.0 * math.log1p(-u2))
-            theta = 2.0 * math.pi * u1
-            self.double_normal = radius * math.sin(theta)
-            values[i] = radius * math.cos(theta)
+        values = np.array([self._normal_double() for _ in range(n)], dtype=np.float64)
         return values if mean == 0.0 and std == 1.0 else fma64(values, std, mean)
+
+    def _normal_double(self) -> float:
+        """One ``at::normal_distribution<double>(0, 1)`` draw: the cached ``r*sin`` if there is one, else a new
+        Box-Muller pair (u1 for the angle, u2 for the radius) whose ``r*sin`` is cached."""
+        if self.double_normal is not None:
+            value, self.double_normal = self.double_normal, None
+            return value
+        u1, u2 = self._uniform_double(), self._uniform_double()
+        radius = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        self.double_normal = radius * math.sin(theta)
+        return radius * math.cos(theta)
 
     # integers --------------------------------------------------------------------------------
     def random_from_to(self, n: int, low: int, high: int):
@@ -254,6 +257,34 @@ class TorchGenerator:
                 return count
             count += 1
 
+    def standard_gamma(self, alphas, single: bool):
+        """``torch._standard_gamma``: PyTorch's ``sample_gamma`` per element (Marsaglia and Tsang, ``alpha < 1``
+        boosted), on double uniforms and the cached double normals. ``single``: the dtype is float32, whose
+        kernel does its alpha arithmetic in float (the rest is double, as in the C++); clamping is the caller's."""
+        return np.array([self._gamma_one(float(alpha), single) for alpha in alphas.tolist()], dtype=np.float64)
+
+    def _gamma_one(self, alpha: float, single: bool) -> float:
+        f32 = np.float32
+        scale = 1.0
+        if alpha < 1.0:
+            if alpha == 0.0:
+                return 0.0
+            exponent = float(f32(1.0) / f32(alpha)) if single else 1.0 / alpha
+            scale *= (1.0 - self._uniform_double()) ** exponent
+            alpha = float(f32(alpha) + f32(1.0)) if single else alpha + 1.0
+        d = float(f32(alpha) - f32(_THIRD)) if single else alpha - _THIRD  # 1.0f / 3.0f: a float constant
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            y = 0.0
+            while y <= 0:
+                x = self._normal_double()
+                y = 1.0 + c * x
+            v = y * y * y
+            u = 1.0 - self._uniform_double()
+            xx = x * x
+            if u < 1.0 - _F32_0_0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                return scale * d * v
+
     def _uniform_double(self) -> float:
         self._fresh = False
         high, low = self._bits.random_raw(), self._bits.random_raw()
@@ -314,6 +345,11 @@ class TorchGenerator:
         self._fresh = left == 1 and following == 0
         self.double_normal = normal_y if normal_valid else None
         self.float_normal = float_value if float_valid else None
+
+
+# the float literals of PyTorch's sample_gamma, as the doubles they become there
+_THIRD = float(np.float32(1.0) / np.float32(3.0))
+_F32_0_0331 = float(np.float32(0.0331))
 
 
 def _in_chunks(kernel, values):

@@ -1,8 +1,10 @@
 """Standard Gamma(alpha, 1) samples with implicit reparameterization gradients.
 
-PyTorch draws them with its own C++ sampler (Marsaglia and Tsang's method on its generator), which cannot be
-matched number for number. minitorch uses the same method, vectorized in tensor ops over minitorch's random
-stream. The gradient of a sample ``x`` with respect to ``alpha`` is PyTorch's ``_standard_gamma_grad``:
+PyTorch draws them with its own C++ sampler (Marsaglia and Tsang's method on its generator); minitorch's
+generator runs the same sampler on the same streams (``random.standard_gamma_draws``), so seeded Gamma, Beta,
+Dirichlet, Chi2 and StudentT samples are PyTorch's numbers.
+
+The gradient of a sample ``x`` with respect to ``alpha`` is PyTorch's ``_standard_gamma_grad``:
 ``dx/dalpha = -(d/dalpha CDF(x; alpha)) / pdf(x; alpha)`` (Figurnov et al., "Implicit Reparameterization
 Gradients"), evaluated with the same series, saddle-point and rational approximations as PyTorch's
 ``standard_gamma_grad_one``.
@@ -13,47 +15,17 @@ from __future__ import annotations
 from .. import _dtype
 from ..autograd import Function, no_grad
 from ..ops.comparison import where
-from ..random import rand, randn
+from ..random import standard_gamma_draws
 from ..tensor import Tensor
 from .utils import finfo_tiny
-
-
-def _marsaglia_tsang(alpha: Tensor) -> Tensor:
-    """Gamma(alpha, 1) draws for a 1-D float64 ``alpha`` (alpha > 0): Marsaglia and Tsang (2000), with
-    ``alpha < 1`` boosted to ``alpha + 1`` and scaled by ``U ** (1 / alpha)``."""
-    boost = alpha < 1
-    scale = where(boost, (1 - rand(alpha.shape, dtype=alpha.dtype)).pow(1 / alpha), 1.0)
-    alpha = where(boost, alpha + 1, alpha)
-    d = alpha - 1.0 / 3.0
-    c = 1.0 / (9.0 * d).sqrt()
-    result = alpha.new_zeros(alpha.shape)
-    pending = alpha.new_ones(alpha.shape).bool()
-    while bool(pending.any()):
-        d_p, c_p = d[pending], c[pending]
-        x = randn(d_p.shape, dtype=alpha.dtype)
-        y = 1.0 + c_p * x
-        v = y * y * y
-        u = 1 - rand(d_p.shape, dtype=alpha.dtype)
-        xx = x * x
-        log_v = where(y > 0, v, 1.0).log()
-        accept = (y > 0) & ((u < 1.0 - 0.0331 * xx * xx) | (u.log() < 0.5 * xx + d_p * (1.0 - v + log_v)))
-        drawn = result[pending]
-        result[pending] = where(accept, d_p * v, drawn)
-        still = pending.clone()
-        still[pending] = ~accept
-        pending = still
-    return scale * result
 
 
 def sample_standard_gamma(concentration: Tensor) -> Tensor:
     """Gamma(concentration, 1) draws (``torch._standard_gamma``) in ``concentration``'s dtype, each at least
     the dtype's smallest normal number, as PyTorch clamps them; ``alpha == 0`` gives that minimum too."""
     with no_grad():
-        alpha = concentration.detach().reshape(-1).to(_dtype.float64)
-        draws = _marsaglia_tsang(where(alpha > 0, alpha, 1.0))
-        draws = where(alpha > 0, draws, 0.0)
-        draws = draws.to(concentration.dtype).clamp(min=finfo_tiny(concentration.dtype))
-        return draws.reshape(concentration.shape)
+        draws = standard_gamma_draws(concentration.detach())
+        return draws.to(concentration.dtype).clamp(min=finfo_tiny(concentration.dtype))
 
 
 # the C++ compares doubles with float literals (0.8f, ...): the same thresholds, as doubles

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import _dtype
+from .._finfo import finfo
 from ..nn.functional import one_hot
 from ..tensor import Size, Tensor
 from . import constraints
@@ -38,10 +40,14 @@ class Dirichlet(ExponentialFamily):
         return new
 
     def rsample(self, sample_shape=()) -> Tensor:
+        """PyTorch's ``_sample_dirichlet``: Gamma draws made in float64 whatever the dtype, normalized in float64,
+        then cast and clamped to [tiny, the float below 1] (so the samples are PyTorch's numbers)."""
         shape = self._extended_shape(sample_shape)
-        gammas = standard_gamma(self.concentration.expand(shape))
-        x = gammas / gammas.sum(-1, keepdim=True)
-        x.detach().clamp_(min=finfo_tiny(x.dtype))  # in place, outside autograd (PyTorch's sampler clamps)
+        concentration = self.concentration.expand(shape)
+        gammas = standard_gamma(concentration.to(_dtype.float64))
+        x = (gammas / gammas.sum(-1, keepdim=True)).to(concentration.dtype)
+        below_one = 1.0 - finfo(x.dtype).eps / 2  # the float just below 1
+        x.detach().clamp_(min=finfo_tiny(x.dtype), max=below_one)  # in place, outside autograd, as the sampler
         return x
 
     def log_prob(self, value):

@@ -623,12 +623,20 @@ STREAM_SAMPLES = {
     "HalfCauchy.rsample": lambda D, t: D.HalfCauchy(t.ones(3)).rsample((4,)),
     "Weibull.rsample": lambda D, t: D.Weibull(t.ones(3), t.ones(3) * 2).rsample((4,)),
     "Pareto.rsample": lambda D, t: D.Pareto(t.ones(3), t.ones(3) * 2).rsample((4,)),
+    # PyTorch's sample_gamma (Marsaglia-Tsang on double uniforms and cached double normals), float32 and float64
+    "Gamma.rsample": lambda D, t: D.Gamma(t.tensor([0.3, 0.9, 1.0, 2.5, 30.0]), t.ones(5)).rsample((40,)),
+    "Gamma.rsample64": lambda D, t: D.Gamma(t.tensor([0.05, 1.5, 7.0], dtype=t.float64), 2.0).rsample((40,)),
+    "Dirichlet.rsample": lambda D, t: D.Dirichlet(t.tensor([[0.5, 2.0, 3.0], [1.0, 1.0, 0.1]])).rsample((10,)),
+    "Beta.rsample": lambda D, t: D.Beta(t.tensor([0.5, 2.0]), t.tensor([3.0, 0.7])).rsample((10,)),
+    "StudentT.rsample": lambda D, t: D.StudentT(t.tensor([3.0, 10.0])).rsample((10,)),
+    "Chi2.rsample": lambda D, t: D.Chi2(t.tensor([1.0, 4.0])).rsample((10,)),
+    "Poisson.sample": lambda D, t: D.Poisson(t.tensor([0.5, 3.0, 12.0, 150.0])).sample((20,)),
 }
 
 
 # the same draws, then float32 transcendental functions (Laplace's log1p, Weibull's and Pareto's exp and pow
 # transforms): numpy's and PyTorch's vectorised kernels differ in the last bit on a few inputs
-LAST_ULP = {"Laplace.rsample", "Weibull.rsample", "Pareto.rsample"}
+LAST_ULP = {"Laplace.rsample", "Weibull.rsample", "Pareto.rsample", "StudentT.rsample"}
 
 
 @pytest.mark.parametrize("name", sorted(STREAM_SAMPLES))
