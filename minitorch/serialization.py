@@ -118,8 +118,10 @@ class _Writer:
             self.active.discard(id(obj))
 
     def tensor(self, t: Tensor) -> dict:
-        if t.layout is not _strided() or t.is_quantized:
-            raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the safe format")
+        if t.layout is not _strided():
+            raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the JSON format")
+        if t.is_quantized:
+            raise TypeError(f"minitorch.save: quantized tensors ({t.dtype}) are not supported by the JSON format")
         storage = t._storage
         index = self.storage_ids.get(id(storage))
         if index is None:

@@ -405,3 +405,31 @@ def test_earlier_minitorch_format_still_loads():
     buffer.seek(0)
     loaded = torch.load(buffer)
     assert loaded["t"].tolist() == x.t().tolist() and loaded["t"].untyped_storage() == loaded["x"].untyped_storage()
+
+
+def test_quantized_tensors_round_trip():
+    """As torch.save: per-tensor and per-channel quantized tensors (and views of them) save and load."""
+    x = torch.linspace(-2, 2, 12).view(4, 3)
+    q = torch.quantize_per_tensor(x, 0.05, 3, torch.quint8)
+    c = torch.quantize_per_channel(x, torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64), torch.tensor([1, 0, -1]),
+                                   1, torch.qint8)
+    loaded = round_trip({"q": q, "view": q[1:], "c": c, "i": torch.quantize_per_tensor(x, 1e-3, 0, torch.qint32)})
+    assert loaded["q"].dtype is torch.quint8 and loaded["q"].q_scale() == 0.05 and loaded["q"].q_zero_point() == 3
+    assert loaded["q"].int_repr().tolist() == q.int_repr().tolist()
+    assert loaded["view"]._storage is loaded["q"]._storage and loaded["view"].storage_offset() == 3
+    assert loaded["c"].qscheme() is torch.per_channel_affine and loaded["c"].q_per_channel_axis() == 1
+    assert loaded["c"].q_per_channel_scales().tolist() == [0.1, 0.2, 0.3]
+    assert loaded["c"].dequantize().tolist() == c.dequantize().tolist()
+    assert loaded["i"].dtype is torch.qint32 and loaded["i"].int_repr().tolist() == loaded["i"].int_repr().tolist()
+
+
+@pytest.mark.parametrize("axis, scales", [(7, 3), (1, 2)])
+def test_quantized_tensors_with_bad_parameters_are_refused(axis, scales):
+    from minitorch.quantization.qtensor import PerChannelQuantizer
+
+    c = torch.quantize_per_channel(torch.ones(4, 3), torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.long),
+                                   1, torch.qint8)
+    c._quantizer = PerChannelQuantizer(torch.qint8, torch.ones(scales, dtype=torch.float64),
+                                       torch.zeros(scales, dtype=torch.long), axis)
+    with pytest.raises(SerializationError, match="_rebuild_qtensor"):
+        round_trip(c)

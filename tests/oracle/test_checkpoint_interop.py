@@ -268,3 +268,54 @@ def test_dtypes_minitorch_lacks_are_named():
     torch.save({"u": torch.zeros(3, dtype=torch.uint16)}, buffer)
     with pytest.raises(SerializationError, match="torch.uint16, a dtype minitorch does not have"):
         mt.load(io.BytesIO(buffer.getvalue()))
+
+
+def _quantized_pair():
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+    theirs = {
+        "t": torch.quantize_per_tensor(x, 0.05, 3, torch.quint8),
+        "s": torch.quantize_per_tensor(x, 0.1, -2, torch.qint8),
+        "i": torch.quantize_per_tensor(x, 0.001, 0, torch.qint32),
+        "c": torch.quantize_per_channel(x, torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64),
+                                        torch.tensor([1, 0, -1]), 1, torch.qint8),
+    }
+    theirs["v"] = theirs["t"][1:]  # a view of t's storage
+    xm = mt.tensor(x.numpy())
+    ours = {
+        "t": mt.quantize_per_tensor(xm, 0.05, 3, mt.quint8),
+        "s": mt.quantize_per_tensor(xm, 0.1, -2, mt.qint8),
+        "i": mt.quantize_per_tensor(xm, 0.001, 0, mt.qint32),
+        "c": mt.quantize_per_channel(xm, mt.tensor([0.1, 0.2, 0.3], dtype=mt.float64), mt.tensor([1, 0, -1]), 1,
+                                     mt.qint8),
+    }
+    ours["v"] = ours["t"][1:]
+    return ours, theirs
+
+
+def assert_same_quantized(ours, theirs):
+    assert str(ours.dtype) == str(theirs.dtype) and str(ours.qscheme()) == str(theirs.qscheme())
+    assert tuple(ours.shape) == tuple(theirs.shape) and tuple(ours.stride()) == tuple(theirs.stride())
+    assert ours.storage_offset() == theirs.storage_offset()
+    np.testing.assert_array_equal(ours.int_repr().numpy(), theirs.int_repr().numpy())
+    if str(ours.qscheme()) == "torch.per_tensor_affine":
+        assert ours.q_scale() == theirs.q_scale() and ours.q_zero_point() == theirs.q_zero_point()
+    else:
+        np.testing.assert_array_equal(ours.q_per_channel_scales().numpy(), theirs.q_per_channel_scales().numpy())
+        np.testing.assert_array_equal(ours.q_per_channel_zero_points().numpy(),
+                                      theirs.q_per_channel_zero_points().numpy())
+        assert ours.q_per_channel_axis() == theirs.q_per_channel_axis()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_quantized_tensors_round_trip_both_ways():
+    """torch.save saves quantized tensors (_rebuild_qtensor over a QUInt8Storage & co.); so does minitorch."""
+    ours, theirs = _quantized_pair()
+    loaded = torch.load(to_torch_file(ours), weights_only=True)
+    for key in ours:
+        assert_same_quantized(ours[key], loaded[key])
+    assert loaded["v"].untyped_storage().data_ptr() == loaded["t"].untyped_storage().data_ptr()
+    back = from_torch(theirs)
+    for key in theirs:
+        assert_same_quantized(back[key], theirs[key])
+    assert back["v"]._storage is back["t"]._storage
+    assert_same_quantized(back["t"], ours["t"])
