@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"float state dict: {checkpoint}")
     curve = _common.save_loss_curve({"float": losses, "QAT fine-tuning": losses[-1:] + qat_losses},
                                     args.out_dir / "quantize_mlp_loss.png", "MLP on 8x8 digits: float, then QAT")
+    _common.log_to_tensorboard(args.tensorboard, {"float": losses, "qat": qat_losses}, args,
+                               {"float_accuracy": float_accuracy, "int8_accuracy": int8_accuracy})
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"losses": losses + qat_losses, "checkpoint": checkpoint, "float_accuracy": float_accuracy,
