@@ -98,8 +98,9 @@ class _TorchPickler(pickle._Pickler):
 
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file, protocol: int):
+    def __init__(self, file, protocol: int, legacy: bool = False):
         super().__init__(file, protocol)
+        self.legacy = legacy  # the legacy format's storage ids carry a sixth field, view_metadata (None)
         self.refs: dict[int, _StorageRef] = {}  # id(Storage) -> its record
         self.storages: list[Storage] = []  # keep the storages alive (ids stay unique) while pickling
 
@@ -125,7 +126,8 @@ class _TorchPickler(pickle._Pickler):
             return None
         storage = obj.storage
         location = "cpu" if storage.device.type == "cpu" else str(storage.device)
-        return ("storage", _STORAGE_GLOBALS[obj.dtype], obj.key, location, len(storage))
+        record = ("storage", _STORAGE_GLOBALS[obj.dtype], obj.key, location, len(storage))
+        return record + (None,) if self.legacy else record
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
@@ -176,10 +178,11 @@ class _TorchPickler(pickle._Pickler):
                                   t.requires_grad, collections.OrderedDict())
 
 
-def dumps(obj: Any, protocol: int = 2) -> tuple[bytes, list[Storage]]:
-    """``data.pkl`` for ``obj`` and the storages it refers to (storage ``i`` goes to record ``data/i``)."""
+def dumps(obj: Any, protocol: int = 2, legacy: bool = False) -> tuple[bytes, list[Storage]]:
+    """``data.pkl`` for ``obj`` and the storages it refers to (storage ``i`` goes to record ``data/i``; in the
+    legacy format, to key ``str(i)``)."""
     buffer = io.BytesIO()
-    pickler = _TorchPickler(buffer, protocol)
+    pickler = _TorchPickler(buffer, protocol, legacy)
     pickler.dump(obj)
     return buffer.getvalue(), pickler.storages
 
@@ -449,10 +452,12 @@ class WeightsOnlyUnpickler(pickle._Unpickler):
 
     dispatch = pickle._Unpickler.dispatch.copy()
 
-    def __init__(self, file, rebuild: Rebuilder, load_storage: Callable, encoding: str = "utf-8", **kwargs):
+    def __init__(self, file, rebuild: Rebuilder, load_storage: Callable, encoding: str = "utf-8",
+                 legacy: bool = False, **kwargs):
         super().__init__(file, encoding=encoding, **kwargs)
         self.table = _allowed(rebuild)
         self.load_storage = load_storage
+        self.legacy = legacy  # storage ids of the legacy format: a sixth field, view_metadata
 
     def find_class(self, module: str, name: str):
         module, name = _python3_name(module, name)
@@ -484,9 +489,11 @@ class WeightsOnlyUnpickler(pickle._Unpickler):
         return {g for g in _user_globals.values() if isinstance(g, type)}
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] in ("storage", b"storage")):
+        if not (isinstance(pid, tuple) and len(pid) == 5 + self.legacy and pid[0] in ("storage", b"storage")):
             raise WeightsOnlyError(f"Only persistent_load of storage is allowed, but got {str(pid)[:80]}")
-        _, storage_type, key, location, numel = pid
+        if self.legacy and pid[5] is not None:  # storage views: written by PyTorch before 1.0 only
+            raise WeightsOnlyError("a legacy storage view (view_metadata) is not supported")
+        _, storage_type, key, location, numel = pid[:5]
         if not isinstance(storage_type, _Marker) or storage_type.dtype is None:
             raise WeightsOnlyError(f"persistent storage of unknown type {storage_type!r}")
         if not (isinstance(key, str) and isinstance(location, str)
@@ -514,12 +521,24 @@ class FullUnpickler(WeightsOnlyUnpickler):
             importlib.import_module(module)
         return super(WeightsOnlyUnpickler, self).find_class(module, name)
 
+    def persistent_load(self, pid):
+        """The legacy format also names each saved module's class as ``('module', cls, file, source)``."""
+        if self.legacy and isinstance(pid, tuple) and len(pid) == 4 and pid[0] in ("module", b"module"):
+            return pid[1]
+        return super().persistent_load(pid)
+
 
 def loads(data: bytes, rebuild: Rebuilder, load_storage: Callable, weights_only: bool, **pickle_load_args) -> Any:
     """Unpickle ``data.pkl`` (``pickle_load_args``, e.g. ``encoding``, only without ``weights_only``)."""
+    return load_stream(io.BytesIO(data), rebuild, load_storage, weights_only, **pickle_load_args)
+
+
+def load_stream(file, rebuild: Rebuilder, load_storage: Callable, weights_only: bool, legacy: bool = False,
+                **pickle_load_args) -> Any:
+    """Unpickle one pickle from ``file``, leaving it positioned just after the pickle's STOP."""
     if weights_only:
-        return WeightsOnlyUnpickler(io.BytesIO(data), rebuild, load_storage).load()
-    return FullUnpickler(io.BytesIO(data), rebuild, load_storage, **pickle_load_args).load()
+        return WeightsOnlyUnpickler(file, rebuild, load_storage, legacy=legacy).load()
+    return FullUnpickler(file, rebuild, load_storage, legacy=legacy, **pickle_load_args).load()
 
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
