@@ -139,6 +139,9 @@ def test_quantize_mlp_writes_into_out_dir(example, tmp_path, capsys):
                                            "--qat-epochs", "1", "--max-steps", "10", "--hidden", "16"])
     assert result["checkpoint"].parent == out_dir and result["checkpoint"].exists()
     assert list(torch.load(result["checkpoint"])) == [f"layers.{i}.{p}" for i in (0, 2, 4) for p in ("weight", "bias")]
+    int8 = torch.load(result["int8_checkpoint"])
+    assert int8["layers.0._weight"].dtype is torch.qint8
+    assert int8["layers.0._weight"].int_repr().equal(result["int8_model"].state_dict()["layers.0._weight"].int_repr())
     assert "epoch/s" not in capsys.readouterr().err
 
 
