@@ -79,11 +79,17 @@ def test_histogram_counts_every_value(tmp_path):
         writer.add_histogram("auto", values, 1, bins="auto", max_bins=10)
         with pytest.raises(ValueError, match="no element"):
             writer.add_histogram("empty", torch.zeros(0))
+        writer.add_histogram_raw("raw", 0, 3, 4, 6.0, 14.0, torch.tensor([1.0, 2.0, 3.0]), [1, 2, 1], 2)
+        with pytest.raises(ValueError, match="len\\(bucket_limits\\) != len\\(bucket_counts\\)"):
+            writer.add_histogram_raw("bad", 0, 1, 1, 1.0, 1.0, [1.0, 2.0], [1])
     events = read(tmp_path)
     h = events.Histograms("w")[0].histogram_value
     assert h.num == 1001 and h.min == -3 and h.max == 3 and sum(h.bucket) == 1001
     assert h.sum == pytest.approx(0, abs=1e-3)
     assert h.sum_squares == pytest.approx(float((values.double() ** 2).sum()), rel=1e-6)
+    raw = events.Histograms("raw")[0]
+    assert raw.step == 2 and list(raw.histogram_value.bucket) == [1, 2, 1]
+    assert list(raw.histogram_value.bucket_limit) == [1.0, 2.0, 3.0] and raw.histogram_value.sum_squares == 14.0
     auto = events.Histograms("auto")[0].histogram_value
     assert sum(auto.bucket) == 1001 and len(auto.bucket) <= 12
 

@@ -27,6 +27,7 @@ def log(lib, writer_class, log_dir):
         w.add_histogram("h_auto", lib.tensor(values), 1, bins="auto", max_bins=7, walltime=1.0)
         w.add_histogram("h_ten", lib.tensor(values), 2, bins=10, walltime=1.0)
         w.add_text("t", "some *markdown*", 4, walltime=1.0)
+        w.add_histogram_raw("raw", -1.0, 2.0, 6, 3.5, 9.25, [0.0, 1.0, 2.0], [1, 3, 2], 5, walltime=1.0)
         w.add_image("img", lib.tensor(picture), 0, walltime=1.0)
         w.add_images("imgs", lib.tensor(np.stack([picture] * 3)), 0, walltime=1.0)
         w.add_scalars("pair", {"a": 1.0, "b": 2.0}, 0, walltime=1.0)
@@ -53,7 +54,7 @@ def test_the_same_calls_write_the_same_summaries(tmp_path):
     assert ours.Tags() == theirs.Tags()
     assert ours.Scalars("loss") == theirs.Scalars("loss")
     assert ours.Tensors("styled") == theirs.Tensors("styled")
-    for tag in ("h", "h_auto", "h_ten"):
+    for tag in ("h", "h_auto", "h_ten", "raw"):
         assert ours.Histograms(tag) == theirs.Histograms(tag)
     assert ours.Tensors("t/text_summary") == theirs.Tensors("t/text_summary")
     assert ours.SummaryMetadata("t/text_summary") == theirs.SummaryMetadata("t/text_summary")

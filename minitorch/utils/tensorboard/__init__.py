@@ -15,6 +15,8 @@ except ImportError:
 if tuple(int(p) for p in tensorboard.__version__.split(".")[:2] if p.isdigit()) < (1, 15):
     raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above")
 
+from tensorboard.summary.writer.record_writer import RecordWriter  # noqa: E402 (re-exported, as PyTorch does)
+
 from .writer import FileWriter, SummaryWriter  # noqa: E402
 
-__all__ = ["FileWriter", "SummaryWriter"]
+__all__ = ["FileWriter", "RecordWriter", "SummaryWriter"]

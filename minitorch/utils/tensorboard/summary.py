@@ -70,6 +70,14 @@ def histogram(name: str, values, bins, max_bins: int | None = None) -> Summary:
     return Summary(value=[Summary.Value(tag=name, histo=make_histogram(make_np(values).astype(float), bins, max_bins))])
 
 
+def histogram_raw(name: str, min, max, num, sum, sum_squares, bucket_limits, bucket_counts) -> Summary:
+    """A histogram from precomputed statistics (lists, arrays or tensors of edges and counts)."""
+    limits, counts = (make_np(v).reshape(-1).tolist() for v in (bucket_limits, bucket_counts))
+    proto = HistogramProto(min=float(min), max=float(max), num=float(num), sum=float(sum),
+                           sum_squares=float(sum_squares), bucket_limit=limits, bucket=counts)
+    return Summary(value=[Summary.Value(tag=name, histo=proto)])
+
+
 def make_histogram(values, bins, max_bins: int | None = None) -> HistogramProto:
     """PyTorch's histogram: numpy's bins, subsampled to ``max_bins``, trimmed to the occupied range (with one
     empty bin on the left, since TensorBoard stores only right edges)."""

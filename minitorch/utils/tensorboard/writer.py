@@ -18,7 +18,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ...nn import Module
 from ._graph import graph
-from .summary import default_bins, histogram, hparams, image, scalar, text
+from .summary import default_bins, histogram, histogram_raw, hparams, image, scalar, text
 
 
 class FileWriter:
@@ -131,6 +131,14 @@ class SummaryWriter:
         if isinstance(bins, str) and bins == "tensorflow":
             bins = self.default_bins
         self._get_file_writer().add_summary(histogram(tag, values, bins, max_bins=max_bins), global_step, walltime)
+
+    def add_histogram_raw(self, tag: str, min, max, num, sum, sum_squares, bucket_limits, bucket_counts,
+                          global_step=None, walltime=None) -> None:
+        """A histogram you computed: ``bucket_limits`` are the buckets' right edges, one per count."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        summary = histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_image(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats: str = "CHW") -> None:
         """An image (floats in [0, 1] or uint8 in [0, 255]); ``dataformats`` names its dims (CHW, HWC, HW)."""
