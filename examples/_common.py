@@ -30,6 +30,9 @@ def base_parser(description: str, epochs: int, lr: float, batch_size: int) -> ar
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
     parser.add_argument("--out-dir", type=Path, default=RUNS_DIR, help="where the checkpoint and the loss curve go")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain log lines only)")
+    parser.add_argument("--tensorboard", type=Path, default=None, metavar="DIR",
+                        help="also write the run (losses, flags and results, the model's graph) as TensorBoard event "
+                             "files into DIR: view with `tensorboard --logdir DIR`")
     return parser
 
 
@@ -121,6 +124,36 @@ def save_loss_curve(losses: list[float] | dict[str, list[float]], path: Path, ti
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+TENSORBOARD_HINT = "pip install -e '.[tensorboard]'"
+
+
+def log_to_tensorboard(log_dir: Path | None, losses: list[float] | dict[str, list[float]], flags, results: dict,
+                       model: nn.Module | None = None, example_input=None) -> Path | None:
+    """Write the per-step training loss (``train/loss``, or ``train/loss/<label>`` per curve), the run's flags
+    and its final ``results`` (HParams tab) and, given an example input, the model's graph into ``log_dir``.
+
+    Does nothing without ``--tensorboard``; without the tensorboard package it prints how to get it."""
+    if log_dir is None:
+        return None
+    try:
+        from minitorch.utils.tensorboard import SummaryWriter  # optional: the ``tensorboard`` extra
+    except ImportError:
+        print(f"no TensorBoard logs: tensorboard is not installed ({TENSORBOARD_HINT})")
+        return None
+    curves = losses if isinstance(losses, dict) else {None: losses}
+    hparams = {k: v for k, v in vars(flags).items()
+               if k in ("lr", "batch_size", "epochs", "seed", "max_steps") and v is not None}
+    with SummaryWriter(log_dir) as writer:
+        for label, values in curves.items():
+            for step, value in enumerate(values):
+                writer.add_scalar("train/loss" if label is None else f"train/loss/{label}", value, step)
+        if model is not None and example_input is not None:
+            writer.add_graph(model, example_input)
+        writer.add_hparams(hparams, {f"result/{k}": v for k, v in results.items()}, run_name="hparams")
+    print(f"TensorBoard logs: {log_dir} (tensorboard --logdir {log_dir})")
+    return log_dir
 
 
 class Timer:

@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     curve = _common.save_loss_curve(losses, args.out_dir / "char_transformer_loss.png",
                                     "character transformer on the sonnets")
+    _common.log_to_tensorboard(args.tensorboard, losses, args, {"val_loss": val_loss})
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"model": model, "losses": losses, "val_loss": val_loss, "reloaded_val_loss": reloaded_val_loss,

@@ -109,16 +109,22 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"model size: float {float_bytes} bytes, int8 {int8_bytes} bytes ({float_bytes / int8_bytes:.2f}x smaller)")
     print(f"inference on {len(y_test)} images: float {1000 * float_seconds:.2f} ms, int8 {1000 * int8_seconds:.2f} ms "
           "(numpy has no int8 GEMM: the int32 products are not faster here, only smaller)")
-    # the float weights (minitorch.save's safe format does not store quantized tensors yet)
+    # the float weights, and the int8 ones (quantized tensors save as torch.save writes them: PyTorch loads them)
     checkpoint = args.out_dir / "mlp_digits_float.pt"
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), checkpoint)
     print(f"float state dict: {checkpoint}")
+    int8_checkpoint = args.out_dir / "mlp_digits_int8.pt"
+    torch.save(int8_model.state_dict(), int8_checkpoint)
+    print(f"int8 state dict: {int8_checkpoint} ({int8_checkpoint.stat().st_size} bytes)")
     curve = _common.save_loss_curve({"float": losses, "QAT fine-tuning": losses[-1:] + qat_losses},
                                     args.out_dir / "quantize_mlp_loss.png", "MLP on 8x8 digits: float, then QAT")
+    _common.log_to_tensorboard(args.tensorboard, {"float": losses, "qat": qat_losses}, args,
+                               {"float_accuracy": float_accuracy, "int8_accuracy": int8_accuracy})
     if curve is not None:
         print(f"loss curve: {curve}")
-    return {"losses": losses + qat_losses, "checkpoint": checkpoint, "float_accuracy": float_accuracy,
+    return {"losses": losses + qat_losses, "checkpoint": checkpoint, "int8_checkpoint": int8_checkpoint,
+            "float_accuracy": float_accuracy,
             "qat_accuracy": qat_accuracy,
             "int8_accuracy": int8_accuracy, "float_bytes": float_bytes, "int8_bytes": int8_bytes,
             "float_seconds": float_seconds, "int8_seconds": int8_seconds, "int8_model": int8_model}

@@ -117,6 +117,8 @@ def main(argv=None) -> dict:
     curve = _common.save_loss_curve({name: r["losses"] for name, r in results.items()},
                                     args.out_dir / "sparse_embeddings_loss.png",
                                     "bag of words, 100,000-row embedding")
+    _common.log_to_tensorboard(args.tensorboard, {name: r["losses"] for name, r in results.items()}, args,
+                               {f"{name}_accuracy": r["accuracy"] for name, r in results.items()})
     if curve is not None:
         print(f"loss curve: {curve}")
     return results

@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> list[float]:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         torch.save(model.module.state_dict(), args.out_dir / "train_ddp.pt")  # without DDP's "module." prefix
         _common.save_loss_curve(losses, args.out_dir / "train_ddp_loss.png", "DDP training loss")
+        _common.log_to_tensorboard(args.tensorboard, losses, args, {"final_loss": losses[-1]})
     dist.destroy_process_group()
     return losses
 

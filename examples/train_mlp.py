@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> dict:
         raise RuntimeError("the reloaded checkpoint does not reproduce the test accuracy")
 
     curve = _common.save_loss_curve(losses, args.out_dir / "mlp_digits_loss.png", "MLP on 8x8 digits")
+    _common.log_to_tensorboard(args.tensorboard, losses, args, {"test_accuracy": test_accuracy}, model,
+                               x_test[:1].to(device))
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"model": model, "losses": losses, "test_accuracy": test_accuracy, "reloaded_accuracy": reloaded_accuracy,

@@ -240,14 +240,26 @@ def from_numpy(ndarray) -> Tensor:
     return _wrap_shared(ndarray, cpu, CPU)
 
 
-def from_dlpack(ext_tensor) -> Tensor:
-    """Zero-copy import of any DLPack producer (numpy, CuPy, PyTorch, JAX, ...)."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor.detach()
-    kind, index = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (1, 0)
-    dev = CPU if int(kind) == 1 else as_device(f"cuda:{int(index)}")
-    backend = backend_for(dev)
-    return _wrap_shared(backend.from_dlpack(ext_tensor), backend, backend.normalize(dev))
+def from_dlpack(ext_tensor, *, device=None, copy: bool | None = None) -> Tensor:
+    """Zero-copy import of any DLPack producer (PyTorch, numpy, CuPy, JAX, ...) or a bare DLPack capsule:
+    the tensor shares the producer's memory. ``copy=True`` copies; ``device`` moves (a copy, which
+    ``copy=False`` refuses)."""
+    if hasattr(ext_tensor, "__dlpack__"):  # minitorch's own tensors too, refused where PyTorch refuses
+        kind, index = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (1, 0)
+        dev = CPU if int(kind) == 1 else as_device(f"cuda:{int(index)}")
+        backend = backend_for(dev)
+        result = _wrap_shared(backend.from_dlpack(ext_tensor), backend, backend.normalize(dev))
+    elif device is not None or copy is not None:
+        raise AssertionError("device and copy kwargs not supported when ext_tensor is already a DLPack capsule.")
+    else:  # a capsule (torch.utils.dlpack.to_dlpack's): CPU memory only, as numpy reads it
+        cpu = backend_for(CPU)
+        return _wrap_shared(cpu.from_dlpack_capsule(ext_tensor), cpu, CPU)
+    if device is not None and as_device(device) != result.device:
+        if copy is False:
+            raise ValueError(f"cannot move DLPack tensor from device {result.device} to {as_device(device)} "
+                             "without copying. Set copy=None or copy=True.")
+        return result.to(device)
+    return result.clone() if copy else result
 
 
 def _wrap_shared(array, backend, dev) -> Tensor:

@@ -23,6 +23,7 @@ import warnings
 import zipfile
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from . import _dtype, cuda, nn
@@ -36,6 +37,7 @@ from .serialization_torch import (
     clear_safe_globals,
     dumps,
     get_safe_globals,
+    load_stream,
     loads,
     safe_globals,
 )
@@ -62,6 +64,8 @@ class UnpicklingError(SerializationError, pickle.UnpicklingError):
     """What the weights-only loader refuses: PyTorch raises ``pickle.UnpicklingError`` here."""
 
 
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C  # the first pickle of a legacy-format file
+LEGACY_PROTOCOL = 1001
 TORCH_ARCHIVE = "archive"  # the record prefix torch.save uses for file objects
 TORCH_VERSION = b"3"
 _ALIGNMENT = 64  # torch.save aligns each storage record's data to 64 bytes (for mmap)
@@ -118,8 +122,10 @@ class _Writer:
             self.active.discard(id(obj))
 
     def tensor(self, t: Tensor) -> dict:
-        if t.layout is not _strided() or t.is_quantized:
-            raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the safe format")
+        if t.layout is not _strided():
+            raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the JSON format")
+        if t.is_quantized:
+            raise TypeError(f"minitorch.save: quantized tensors ({t.dtype}) are not supported by the JSON format")
         storage = t._storage
         index = self.storage_ids.get(id(storage))
         if index is None:
@@ -163,15 +169,21 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
     good one."""
     if pickle_module is not None and pickle_module is not pickle:
         raise ValueError("minitorch.save: pickle_module must be None or the pickle module")
-    if not _use_new_zipfile_serialization:
-        raise ValueError("minitorch.save writes only the zip format (_use_new_zipfile_serialization=True)")
     if not (isinstance(pickle_protocol, int) and 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL):
         raise ValueError(f"minitorch.save: unsupported pickle_protocol {pickle_protocol!r}")
-    data, storages = dumps(obj, pickle_protocol)  # before touching any file: an unpicklable object raises here
-    if isinstance(f, (str, os.PathLike)):
-        _atomic_write(os.fspath(f), lambda handle: _write_zip(handle, data, storages))
+    legacy = not _use_new_zipfile_serialization
+    # before touching any file: an unpicklable object raises here
+    data, storages = dumps(obj, pickle_protocol, legacy=legacy)
+    if legacy:
+        def write(handle):
+            _write_legacy(handle, data, storages, pickle_protocol)
     else:
-        _write_zip(f, data, storages)
+        def write(handle):
+            _write_zip(handle, data, storages)
+    if isinstance(f, (str, os.PathLike)):
+        _atomic_write(os.fspath(f), write)
+    else:
+        write(f)
 
 
 def _save_minitorch_format(obj: Any, f) -> None:
@@ -275,6 +287,23 @@ def _write_zip(handle, data: bytes, storages: list) -> None:
                 member.write(body)
 
 
+def _write_legacy(handle, data: bytes, storages: list, protocol: int) -> None:
+    """PyTorch's legacy format (``_use_new_zipfile_serialization=False``): four pickles back to back (the magic
+    number, the protocol version, sys_info, the object tree), the sorted storage keys as a fifth, then per key
+    its element count (int64, little-endian) and raw little-endian bytes."""
+    sys_info = {"protocol_version": LEGACY_PROTOCOL, "little_endian": True,
+                "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for header in (LEGACY_MAGIC, LEGACY_PROTOCOL, sys_info):
+        handle.write(pickle.dumps(header, protocol=protocol))
+    handle.write(data)
+    keys = sorted(str(i) for i in range(len(storages)))
+    handle.write(pickle.dumps(keys, protocol=protocol))
+    for key in keys:
+        storage = storages[int(key)]
+        handle.write(struct.pack("<q", len(storage)))
+        handle.write(_storage_bytes(storage))
+
+
 def _stored(name: str) -> zipfile.ZipInfo:
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type = zipfile.ZIP_STORED
@@ -320,6 +349,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     options = (map_location, bool(weights_only), pickle_load_args)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as handle:
+            if mmap and handle.read(2) != b"PK":
+                raise RuntimeError(f"mmap can only be used with files saved with `torch.save({os.fspath(f)}, "
+                                   "_use_new_zipfile_serialization=True), please torch.save your checkpoint with "
+                                   "this option in order to use mmap.")
+            handle.seek(0)
             return _load(handle, options, repr(os.fspath(f)))
     if not hasattr(f, "read"):
         raise TypeError(f"minitorch.load: expected a path or a binary file object, got {type(f).__name__}")
@@ -339,12 +373,8 @@ def _load(handle, options, name: str):
     length = handle.tell() - start
     handle.seek(start)
     if head[:2] != b"PK":
-        if head.startswith(_PICKLE_PREFIXES):
-            raise SerializationError(
-                f"minitorch.load: {name} looks like a pickle file (PyTorch's legacy format, written with "
-                "_use_new_zipfile_serialization=False). minitorch reads only the zip format: re-save it with a "
-                "current torch.save."
-            )
+        if head.startswith(_PICKLE_PREFIXES):  # PyTorch's legacy format (_use_new_zipfile_serialization=False)
+            return _load_legacy(handle, options, name, length)
         raise SerializationError(f"minitorch.load: {name} is not a checkpoint (not a zip archive)")
     try:
         archive = zipfile.ZipFile(handle)
@@ -672,13 +702,20 @@ def _read_torch_archive(archive: zipfile.ZipFile, names: set, options, name: str
     data = _read_member(archive, f"{prefix}/data.pkl", name)
     reader = _TorchReader(archive, prefix, names, byteorder, map_location)
     rebuild = Rebuilder(reader.view, reader.meta)
+    return _guarded(lambda: loads(data, rebuild, reader.load_storage, weights_only, **pickle_load_args),
+                    weights_only, f"the data.pkl of {name}")
+
+
+def _guarded(unpickle: Callable, weights_only: bool, what: str):
+    """Run ``unpickle``: map_location's own errors pass unchanged; with ``weights_only`` a refused global is
+    PyTorch's ``UnpicklingError`` and anything else that goes wrong on bad data a ``SerializationError``."""
     if not weights_only:
         try:
-            return loads(data, rebuild, reader.load_storage, False, **pickle_load_args)
+            return unpickle()
         except _MapLocationError as exc:
             raise exc.error from None
     try:
-        return loads(data, rebuild, reader.load_storage, True)
+        return unpickle()
     except SerializationError:
         raise
     except _MapLocationError as exc:
@@ -686,7 +723,7 @@ def _read_torch_archive(archive: zipfile.ZipFile, names: set, options, name: str
     except WeightsOnlyError as exc:
         raise UnpicklingError(_weights_only_message(str(exc))) from None
     except (Exception, RecursionError) as exc:  # whatever an allowed callable or the unpickler raised on bad data
-        raise SerializationError(f"minitorch.load: the data.pkl of {name} is malformed "
+        raise SerializationError(f"minitorch.load: {what} is malformed "
                                  f"({type(exc).__name__}: {reprlib.repr(str(exc))})") from None
 
 
@@ -766,6 +803,112 @@ class _TorchReader(_Reader):
         target = device("meta")
         backend = backend_for(target)
         return from_array(backend.empty((numel,), dtype), backend, target)._view(size, stride, 0)
+
+
+# PyTorch's legacy format -----------------------------------------------------------------------------
+
+
+def _load_legacy(handle, options, name: str, length: int):
+    """A ``torch.save(..., _use_new_zipfile_serialization=False)`` file: three header pickles (magic number,
+    protocol version, sys_info), the object tree, the list of storage keys, then each storage's element count
+    and bytes. As in PyTorch, a storage is allocated (and ``map_location`` applied) when the object tree names
+    it and filled when its bytes come; unlike PyTorch, the bytes every storage named so far claims must fit in
+    what is left of the file before it is allocated, so a forged count allocates nothing."""
+    map_location, weights_only, pickle_load_args = options
+    # in memory: a real file's read(n) allocates n bytes up front, and a forged string length names any n
+    handle = io.BytesIO(handle.read(length))
+    reader = _LegacyReader(handle, length, map_location)
+    rebuild = Rebuilder(reader.view, reader.meta)
+
+    def header():  # plain values: read with the weights-only rules whatever the caller asked
+        try:
+            return load_stream(handle, rebuild, reader.refuse_storage, True)
+        except WeightsOnlyError as exc:  # a bare pickle naming code (never PyTorch's header): not a checkpoint
+            raise SerializationError(f"minitorch.load: {name} is not a checkpoint: a pickle that is not PyTorch's "
+                                     f"legacy header ({exc})") from None
+
+    def unpickle():
+        magic = header()
+        _check(_is_int(magic) and magic == LEGACY_MAGIC,
+               f"{name} is not a checkpoint: Invalid magic number; corrupt file?")
+        version = header()
+        _check(_is_int(version) and version == LEGACY_PROTOCOL, f"Invalid protocol version: {version!r}")
+        sys_info = header()
+        _check(isinstance(sys_info, dict) and isinstance(sys_info.get("little_endian", True), bool),
+               f"{name} has a malformed sys_info record")
+        reader.byteorder = "little" if sys_info.get("little_endian", True) else "big"
+        result = load_stream(handle, rebuild, reader.load_storage, weights_only, legacy=True, **pickle_load_args)
+        keys = header()
+        reader.fill(keys)
+        return result
+
+    return _guarded(unpickle, weights_only, f"{name} (PyTorch's legacy format)")
+
+
+class _LegacyReader(_TorchReader):
+    """Storages of a legacy-format file, keyed as the file keys them; filled in place once their bytes come."""
+
+    def __init__(self, handle, end: int, map_location):
+        super().__init__(None, "", set(), "little", map_location)
+        self.handle, self.end = handle, end
+        self.claimed = 0  # bytes the storages named so far need after the pickles (count + data each)
+
+    def refuse_storage(self, *args):
+        raise SerializationError("minitorch.load: a storage inside a legacy header record")
+
+    def load_storage(self, dtype, key: str, location: str, numel: int) -> TypedStorage:
+        if key not in self.records:
+            _check(numel <= MAX_BYTES // dtype.itemsize, f"storage {key!r} has a bad element count {numel}")
+            self.claimed += 8 + numel * dtype.itemsize
+            left = self.end - self.handle.tell()
+            _check(self.claimed <= left, f"storage {key!r} claims {numel} x {dtype} but the file has only {left} "
+                                         "bytes left for every storage's data")
+            self.records[key] = (dtype, numel, self.device(location))
+        record = self.records[key]
+        _check(record[0] is dtype and record[1] == numel, f"storage {key!r} is referenced with two types or sizes")
+        try:
+            base = self.storage(key)
+        except SerializationError:
+            raise
+        except (ValueError, RuntimeError) as exc:  # map_location's errors are the caller's, not the file's
+            raise _MapLocationError(exc) from None
+        self.by_storage[id(base._storage)] = base
+        return TypedStorage(base._storage)
+
+    def read_array(self, key, dtype, numel: int):
+        """Zeros for now (the file's bytes for it come after the object tree; see ``fill``)."""
+        cpu = backend_for(CPU)
+        return cpu.xp.zeros(numel, dtype=cpu.array_dtype(dtype))
+
+    def fill(self, keys) -> None:
+        """Read each storage's bytes, in the order of ``keys``, into the storage the object tree made."""
+        _check(isinstance(keys, list) and all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys),
+               "the storage key list is malformed")
+        _check(set(keys) == set(self.records), "the storage key list does not match the storages of the object tree")
+        for key in keys:
+            dtype, numel, _ = self.records[key]
+            head = self.handle.read(8)
+            _check(len(head) == 8, f"the data of storage {key!r} is missing (truncated file)")
+            count = int.from_bytes(head, self.byteorder, signed=True)
+            _check(count == numel, f"storage {key!r} holds {count} elements, its record says {numel}")
+            raw = self.handle.read(numel * dtype.itemsize)
+            _check(len(raw) == numel * dtype.itemsize, f"the data of storage {key!r} is truncated")
+            base = self.bases[key]
+            if base.device.type == "meta":
+                continue
+            array = self.decode(raw, dtype)
+            backend = base._storage.backend
+            base._storage.data[...] = array if backend is backend_for(CPU) else backend.from_numpy(array)
+
+    def decode(self, raw: bytes, dtype):
+        cpu = backend_for(CPU)
+        if dtype is _dtype.bool:
+            return cpu.xp.frombuffer(raw, dtype=cpu.array_dtype(_dtype.uint8)) != 0
+        native = cpu.array_dtype(dtype)
+        if dtype is _dtype.bfloat16 and self.byteorder == "big":
+            return cpu.xp.frombuffer(raw, dtype=">u2").astype("<u2").view(native)
+        order = "<" if self.byteorder == "little" else ">"
+        return cpu.xp.frombuffer(raw, dtype=native.newbyteorder(order)).astype(native)
 
 
 # torch.serialization's allow-list API (module attributes, as in PyTorch; not exported at the top level)

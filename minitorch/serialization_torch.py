@@ -23,8 +23,20 @@ from typing import Any
 
 from . import _dtype
 from ._device import device
+from .creation import tensor as _make_tensor
 from .layout import strided
 from .nn.parameter import Parameter
+from .quantization.qtensor import (
+    PerChannelQuantizer,
+    PerTensorQuantizer,
+    QTensor,
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qscheme,
+)
 from .storage import Storage, TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
 
@@ -34,6 +46,12 @@ STORAGE_TYPES = {
     _dtype.float16: "HalfStorage", _dtype.bfloat16: "BFloat16Storage", _dtype.float32: "FloatStorage",
     _dtype.float64: "DoubleStorage", _dtype.complex64: "ComplexFloatStorage", _dtype.complex128: "ComplexDoubleStorage",
 }
+
+
+# quantized tensors: their storage holds the integer representation, under its own storage type
+QUANTIZED_STORAGE_TYPES = {_dtype.quint8: "QUInt8Storage", _dtype.qint8: "QInt8Storage", _dtype.qint32: "QInt32Storage"}
+_QSCHEMES = (per_tensor_affine, per_tensor_symmetric, per_channel_affine, per_channel_symmetric,
+             per_channel_affine_float_qparams)
 
 
 class WeightsOnlyError(pickle.UnpicklingError):
@@ -58,19 +76,21 @@ class _Global:
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_META = _Global("torch._utils", "_rebuild_meta_tensor_no_storage")
+_REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
 _TORCH_SIZE = _Global("torch", "Size")
 _TORCH_DEVICE = _Global("torch", "device")
 _STORAGE_GLOBALS = {dtype: _Global("torch", name) for dtype, name in STORAGE_TYPES.items()}
+_STORAGE_GLOBALS.update({dtype: _Global("torch", name) for dtype, name in QUANTIZED_STORAGE_TYPES.items()})
 _DTYPE_GLOBALS = {dtype: _Global("torch", dtype.name) for dtype in _dtype.ALL_DTYPES}
 
 
 class _StorageRef:
     """Stands for one storage in the pickle; its persistent id names the record holding its bytes."""
 
-    __slots__ = ("key", "storage")
+    __slots__ = ("key", "storage", "dtype")
 
-    def __init__(self, key: str, storage: Storage):
-        self.key, self.storage = key, storage
+    def __init__(self, key: str, storage: Storage, dtype: _dtype.dtype):
+        self.key, self.storage, self.dtype = key, storage, dtype  # dtype: quint8... for a quantized tensor's
 
 
 class _TorchPickler(pickle._Pickler):
@@ -78,8 +98,9 @@ class _TorchPickler(pickle._Pickler):
 
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file, protocol: int):
+    def __init__(self, file, protocol: int, legacy: bool = False):
         super().__init__(file, protocol)
+        self.legacy = legacy  # the legacy format's storage ids carry a sixth field, view_metadata (None)
         self.refs: dict[int, _StorageRef] = {}  # id(Storage) -> its record
         self.storages: list[Storage] = []  # keep the storages alive (ids stay unique) while pickling
 
@@ -92,15 +113,21 @@ class _TorchPickler(pickle._Pickler):
         self.write(pickle.GLOBAL + f"{reference.module}\n{reference.name}\n".encode())
         self.memoize(obj)
 
+    def save_qscheme(self, obj: qscheme) -> None:  # ``torch.per_tensor_affine``, a bare GLOBAL like a dtype
+        self.write(pickle.GLOBAL + f"torch\n{obj.name}\n".encode())
+        self.memoize(obj)
+
     dispatch[_Global] = save_torch_global
     dispatch[_dtype.dtype] = save_dtype
+    dispatch[qscheme] = save_qscheme
 
     def persistent_id(self, obj):
         if type(obj) is not _StorageRef:
             return None
         storage = obj.storage
         location = "cpu" if storage.device.type == "cpu" else str(storage.device)
-        return ("storage", _STORAGE_GLOBALS[storage.dtype], obj.key, location, len(storage))
+        record = ("storage", _STORAGE_GLOBALS[obj.dtype], obj.key, location, len(storage))
+        return record + (None,) if self.legacy else record
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
@@ -114,8 +141,10 @@ class _TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def reduce_tensor(self, t: Tensor):
-        if t.layout is not strided or t.is_quantized:
+        if t.layout is not strided:
             raise pickle.PicklingError(f"minitorch.save: tensors of layout {t.layout} cannot be saved")
+        if isinstance(t, QTensor):
+            return self.reduce_qtensor(t)
         if type(t) is not Tensor and not isinstance(t, Parameter):
             raise pickle.PicklingError(f"minitorch.save: cannot save the Tensor subclass {type(t).__qualname__}")
         if isinstance(t, Parameter):
@@ -124,18 +153,36 @@ class _TorchPickler(pickle._Pickler):
         size, stride = tuple(t.shape), tuple(t.stride())
         if t.device.type == "meta":
             return _REBUILD_META, (t.dtype, size, stride, t.requires_grad)
-        storage = t._storage
-        ref = self.refs.get(id(storage))
-        if ref is None:
-            ref = self.refs[id(storage)] = _StorageRef(str(len(self.storages)), storage)
-            self.storages.append(storage)
+        ref = self.ref(t._storage, t.dtype)
         return _REBUILD_TENSOR, (ref, t.storage_offset(), size, stride, t.requires_grad, collections.OrderedDict())
 
+    def ref(self, storage: Storage, dtype: _dtype.dtype) -> _StorageRef:
+        ref = self.refs.get(id(storage))
+        if ref is None:
+            ref = self.refs[id(storage)] = _StorageRef(str(len(self.storages)), storage, dtype)
+            self.storages.append(storage)
+        return ref
 
-def dumps(obj: Any, protocol: int = 2) -> tuple[bytes, list[Storage]]:
-    """``data.pkl`` for ``obj`` and the storages it refers to (storage ``i`` goes to record ``data/i``)."""
+    def reduce_qtensor(self, t: QTensor):
+        """PyTorch's ``_rebuild_qtensor(storage, offset, size, stride, quantizer_params, requires_grad,
+        hooks)``; the storage (the integers) is written under ``torch.QUInt8Storage`` & co."""
+        if t.device.type == "meta":
+            raise pickle.PicklingError("minitorch.save: quantized meta tensors cannot be saved")
+        quantizer = t._quantizer
+        if isinstance(quantizer, PerTensorQuantizer):
+            params = (per_tensor_affine, quantizer.scale, quantizer.zero_point)
+        else:
+            params = (per_channel_affine, quantizer.scales.detach(), quantizer.zero_points.detach(), quantizer.axis)
+        ref = self.ref(t._storage, t.dtype)
+        return _REBUILD_QTENSOR, (ref, t.storage_offset(), tuple(t.shape), tuple(t.stride()), params,
+                                  t.requires_grad, collections.OrderedDict())
+
+
+def dumps(obj: Any, protocol: int = 2, legacy: bool = False) -> tuple[bytes, list[Storage]]:
+    """``data.pkl`` for ``obj`` and the storages it refers to (storage ``i`` goes to record ``data/i``; in the
+    legacy format, to key ``str(i)``)."""
     buffer = io.BytesIO()
-    pickler = _TorchPickler(buffer, protocol)
+    pickler = _TorchPickler(buffer, protocol, legacy)
     pickler.dump(obj)
     return buffer.getvalue(), pickler.storages
 
@@ -188,10 +235,10 @@ def safe_globals(safe_globals: list) -> Iterator[None]:
 class _Marker:
     """A torch class a checkpoint may name but must not instantiate directly (``torch.Tensor``, storage types)."""
 
-    __slots__ = ("name", "dtype")
+    __slots__ = ("name", "dtype", "quantized")
 
-    def __init__(self, name: str, dtype=None):
-        self.name, self.dtype = name, dtype
+    def __init__(self, name: str, dtype=None, quantized=None):
+        self.name, self.dtype, self.quantized = name, dtype, quantized  # quantized: quint8... for QUInt8Storage
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
@@ -259,6 +306,42 @@ class Rebuilder:
             t.requires_grad_(True)
         return t
 
+    def qtensor(self, storage, storage_offset, size, stride, quantizer_params, requires_grad, backward_hooks=None):
+        """PyTorch's ``_rebuild_qtensor``: a view of an integer storage (``torch.QUInt8Storage`` & co.)
+        carrying a per-tensor or per-channel quantizer, each parameter checked."""
+        if not isinstance(storage, _QuantizedStorage):
+            raise WeightsOnlyError("_rebuild_qtensor: the storage must be a quantized storage record")
+        dtype = storage.quantized
+        ints = self.tensor_v2(storage, storage_offset, size, stride)
+        if not (isinstance(quantizer_params, tuple) and quantizer_params and quantizer_params[0] in _QSCHEMES):
+            raise WeightsOnlyError("_rebuild_qtensor: quantizer_params must start with a qscheme")
+        scheme = quantizer_params[0]
+        if scheme is per_tensor_affine and len(quantizer_params) == 3:
+            _, scale, zero_point = quantizer_params
+            if not (isinstance(scale, float) and isinstance(zero_point, int) and not isinstance(zero_point, bool)):
+                raise WeightsOnlyError("_rebuild_qtensor: per_tensor_affine needs (scheme, scale, zero_point)")
+            quantizer = PerTensorQuantizer(dtype, scale, zero_point)
+        elif scheme in (per_channel_affine, per_channel_affine_float_qparams) and len(quantizer_params) == 4:
+            _, scales, zero_points, axis = quantizer_params
+            if not (isinstance(axis, int) and not isinstance(axis, bool) and 0 <= axis < len(size)):
+                raise WeightsOnlyError(f"_rebuild_qtensor: per_channel axis {axis!r} out of range for size {size}")
+            if isinstance(scales, list) and isinstance(zero_points, list):
+                scales, zero_points = _tensor_of(scales, _dtype.float64), _tensor_of(zero_points, _dtype.int64)
+            if not (type(scales) is Tensor and type(zero_points) is Tensor and scales.dim() == zero_points.dim() == 1
+                    and scales.numel() == zero_points.numel() == size[axis]):
+                raise WeightsOnlyError(f"_rebuild_qtensor: per_channel scales/zero_points must be 1-D tensors of "
+                                       f"size[axis]={size[axis]} elements")
+            if scheme is not per_channel_affine:
+                raise WeightsOnlyError(f"_rebuild_qtensor: minitorch has no {scheme!r} quantized tensors")
+            quantizer = PerChannelQuantizer(dtype, scales.to(_dtype.float64), zero_points.to(_dtype.int64), axis)
+        else:
+            raise WeightsOnlyError(f"Can't deserialize quantized tensor with qscheme {scheme!r}")
+        q = QTensor._make(ints._array, ints._storage, ints.storage_offset())  # a view of the loaded storage
+        q._quantizer = quantizer
+        if not isinstance(requires_grad, bool):
+            raise WeightsOnlyError("_rebuild_qtensor: requires_grad must be a bool")
+        return q.requires_grad_(requires_grad) if requires_grad else q
+
     def meta_tensor(self, dtype, size, stride, requires_grad=False, *extra):
         if not isinstance(dtype, _dtype.dtype):
             raise WeightsOnlyError("_rebuild_meta_tensor_no_storage: bad dtype")
@@ -292,6 +375,22 @@ class Rebuilder:
         return result
 
 
+def _tensor_of(values: list, dtype: _dtype.dtype) -> Tensor:
+    if len(values) > 2**24 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise WeightsOnlyError("_rebuild_qtensor: per_channel parameters must be numbers")
+    return _make_tensor(values, dtype=dtype)
+
+
+class _QuantizedStorage(TypedStorage):
+    """A storage record named ``torch.QUInt8Storage`` (& co.): the integers of a quantized tensor."""
+
+    __slots__ = ("quantized",)
+
+    def __init__(self, storage: Storage, quantized: _dtype.dtype):
+        super().__init__(storage)
+        self.quantized = quantized
+
+
 def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
     """PyTorch's weights-only allow-list (torch/_weights_only_unpickler.py), as minitorch objects."""
     table: dict[str, Any] = {
@@ -310,6 +409,7 @@ def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
         "torch._utils._rebuild_parameter": rebuild.parameter,
         "torch._utils._rebuild_parameter_with_state": rebuild.parameter,
         "torch._utils._rebuild_meta_tensor_no_storage": rebuild.meta_tensor,
+        "torch._utils._rebuild_qtensor": rebuild.qtensor,
         "torch._tensor._rebuild_from_type_v2": rebuild.from_type_v2,
         "torch.storage.UntypedStorage": _UNTYPED,
         "torch.UntypedStorage": _UNTYPED,
@@ -318,14 +418,17 @@ def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
         table[f"torch.{dtype.name}"] = dtype
     for dtype, name in STORAGE_TYPES.items():
         table[f"torch.{name}"] = _Marker(f"torch.{name}", dtype)
+    for dtype, name in QUANTIZED_STORAGE_TYPES.items():  # the integers, read as int8/uint8/int32
+        table[f"torch.{name}"] = _Marker(f"torch.{name}", _dtype.QUANTIZED_STORAGE_DTYPES[dtype], dtype)
+    for scheme in _QSCHEMES:
+        table[f"torch.{scheme.name}"] = scheme
     return table
 
 
 # PyTorch dtypes (and their storage types) that minitorch lacks: named in a clearer refusal
 _MISSING_DTYPES = {"uint16", "uint32", "uint64", "complex32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                   "float8_e5m2fnuz", "float8_e8m0fnu", "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
-                   "QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage",
-                   "ComplexHalfStorage"}
+                   "float8_e5m2fnuz", "float8_e8m0fnu", "quint4x2", "quint2x4", "QUInt4x2Storage",
+                   "QUInt2x4Storage", "ComplexHalfStorage"}
 
 
 def _python3_name(module: str, name: str) -> tuple[str, str]:
@@ -349,10 +452,12 @@ class WeightsOnlyUnpickler(pickle._Unpickler):
 
     dispatch = pickle._Unpickler.dispatch.copy()
 
-    def __init__(self, file, rebuild: Rebuilder, load_storage: Callable, encoding: str = "utf-8", **kwargs):
+    def __init__(self, file, rebuild: Rebuilder, load_storage: Callable, encoding: str = "utf-8",
+                 legacy: bool = False, **kwargs):
         super().__init__(file, encoding=encoding, **kwargs)
         self.table = _allowed(rebuild)
         self.load_storage = load_storage
+        self.legacy = legacy  # storage ids of the legacy format: a sixth field, view_metadata
 
     def find_class(self, module: str, name: str):
         module, name = _python3_name(module, name)
@@ -384,15 +489,20 @@ class WeightsOnlyUnpickler(pickle._Unpickler):
         return {g for g in _user_globals.values() if isinstance(g, type)}
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] in ("storage", b"storage")):
+        if not (isinstance(pid, tuple) and len(pid) == 5 + self.legacy and pid[0] in ("storage", b"storage")):
             raise WeightsOnlyError(f"Only persistent_load of storage is allowed, but got {str(pid)[:80]}")
-        _, storage_type, key, location, numel = pid
+        if self.legacy and pid[5] is not None:  # storage views: written by PyTorch before 1.0 only
+            raise WeightsOnlyError("a legacy storage view (view_metadata) is not supported")
+        _, storage_type, key, location, numel = pid[:5]
         if not isinstance(storage_type, _Marker) or storage_type.dtype is None:
             raise WeightsOnlyError(f"persistent storage of unknown type {storage_type!r}")
         if not (isinstance(key, str) and isinstance(location, str)
                 and isinstance(numel, int) and not isinstance(numel, bool) and numel >= 0):
             raise WeightsOnlyError("malformed persistent storage record")
-        return self.load_storage(storage_type.dtype, key, location, numel)
+        storage = self.load_storage(storage_type.dtype, key, location, numel)
+        if storage_type.quantized is not None:  # a fresh wrapper: the same record may also be read unquantized
+            storage = _QuantizedStorage(storage._storage, storage_type.quantized)
+        return storage
 
 
 class FullUnpickler(WeightsOnlyUnpickler):
@@ -411,12 +521,24 @@ class FullUnpickler(WeightsOnlyUnpickler):
             importlib.import_module(module)
         return super(WeightsOnlyUnpickler, self).find_class(module, name)
 
+    def persistent_load(self, pid):
+        """The legacy format also names each saved module's class as ``('module', cls, file, source)``."""
+        if self.legacy and isinstance(pid, tuple) and len(pid) == 4 and pid[0] in ("module", b"module"):
+            return pid[1]
+        return super().persistent_load(pid)
+
 
 def loads(data: bytes, rebuild: Rebuilder, load_storage: Callable, weights_only: bool, **pickle_load_args) -> Any:
     """Unpickle ``data.pkl`` (``pickle_load_args``, e.g. ``encoding``, only without ``weights_only``)."""
+    return load_stream(io.BytesIO(data), rebuild, load_storage, weights_only, **pickle_load_args)
+
+
+def load_stream(file, rebuild: Rebuilder, load_storage: Callable, weights_only: bool, legacy: bool = False,
+                **pickle_load_args) -> Any:
+    """Unpickle one pickle from ``file``, leaving it positioned just after the pickle's STOP."""
     if weights_only:
-        return WeightsOnlyUnpickler(io.BytesIO(data), rebuild, load_storage).load()
-    return FullUnpickler(io.BytesIO(data), rebuild, load_storage, **pickle_load_args).load()
+        return WeightsOnlyUnpickler(file, rebuild, load_storage, legacy=legacy).load()
+    return FullUnpickler(file, rebuild, load_storage, legacy=legacy, **pickle_load_args).load()
 
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]

@@ -306,18 +306,28 @@ class Tensor:
         array = self.detach().numpy(force=True) if self._storage.device.type == "cpu" else self.numpy(force=True)
         return array if dtype is None else array.astype(dtype, copy=False)
 
-    def __dlpack__(self, stream=None, **kwargs):
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (``torch.from_dlpack``, ``np.from_dlpack``, ...);
+        refused, as in PyTorch, for tensors that require grad, conjugate views, meta, sparse and quantized ones."""
         if self._requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        if stream is not None:
-            kwargs["stream"] = stream
-        try:
-            return self._array.__dlpack__(**kwargs)
-        except TypeError:  # an older array library without the newer keywords
-            return self._array.__dlpack__(**({"stream": stream} if stream is not None else {}))
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.layout is not strided:
+            raise BufferError("Can't export tensors with layout other than torch.strided")
+        if self.dtype.is_quantized:
+            raise BufferError("QUInt/QInt types are not supported by dlpack")
+        if self.is_conj():
+            raise BufferError("Can't export tensors with the conjugate bit set")
+        if self._storage.device.type == "meta":
+            raise BufferError("Cannot pack tensors on meta")
+        kwargs = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self._storage.backend.to_dlpack(self._array, {k: v for k, v in kwargs.items() if v is not None})
 
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
+    def __dlpack_device__(self) -> tuple:
+        """(DLPack device type, index): (1, 0) on the CPU (kDLCPU), (2, i) on cuda:i (kDLCUDA)."""
+        device = self._storage.device
+        if device.type == "meta":
+            raise ValueError("Unknown device type meta for Dlpack")
+        return (1, 0) if device.type == "cpu" else (2, device.index or 0)
 
     def _python_scalar(self):
         """The one element for float()/int()/complex(); PyTorch raises ValueError here (item() raises

@@ -102,7 +102,8 @@ def test_char_transformer_attention_is_causal(example):
 
 
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.stem.startswith("_"))
-SHARED_FLAGS = ["--device", "--epochs", "--seed", "--lr", "--batch-size", "--max-steps", "--out-dir", "--no-progress"]
+SHARED_FLAGS = ["--device", "--epochs", "--seed", "--lr", "--batch-size", "--max-steps", "--out-dir", "--no-progress",
+                "--tensorboard"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -138,6 +139,9 @@ def test_quantize_mlp_writes_into_out_dir(example, tmp_path, capsys):
                                            "--qat-epochs", "1", "--max-steps", "10", "--hidden", "16"])
     assert result["checkpoint"].parent == out_dir and result["checkpoint"].exists()
     assert list(torch.load(result["checkpoint"])) == [f"layers.{i}.{p}" for i in (0, 2, 4) for p in ("weight", "bias")]
+    int8 = torch.load(result["int8_checkpoint"])
+    assert int8["layers.0._weight"].dtype is torch.qint8
+    assert int8["layers.0._weight"].int_repr().equal(result["int8_model"].state_dict()["layers.0._weight"].int_repr())
     assert "epoch/s" not in capsys.readouterr().err
 
 
@@ -163,3 +167,31 @@ def test_loss_curve_has_plain_log_tick_labels(example, tmp_path):
     labels = [t.get_text() for t in figures[0].axes[0].get_yticklabels() if t.get_text()]
     assert labels and all("$" not in label and "^" not in label for label in labels), labels
     plt.close(figures[0])
+
+
+def test_tensorboard_flag_writes_the_run(example, tmp_path, capsys):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logs = tmp_path / "tb"
+    result = run(example("train_mlp"), "cpu", tmp_path, "--epochs", "1", "--max-steps", "6", "--hidden", "8",
+                 "--tensorboard", str(logs))
+    events = EventAccumulator(str(logs))
+    events.Reload()
+    assert [e.value for e in events.Scalars("train/loss")] == pytest.approx(result["losses"])
+    assert any(n.op == "torch.nn.functional.linear" for n in events.Graph().node)
+    hparams = EventAccumulator(str(logs / "hparams"))
+    hparams.Reload()
+    assert hparams.Scalars("result/test_accuracy")[0].value == pytest.approx(result["test_accuracy"])
+    assert f"TensorBoard logs: {logs}" in capsys.readouterr().out
+
+
+def test_tensorboard_flag_without_the_package_says_how_to_get_it(example, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorboard", None)  # as if tensorboard were not installed
+    for name in [m for m in sys.modules if m.startswith("minitorch.utils.tensorboard")]:
+        monkeypatch.delitem(sys.modules, name)
+    run(example("train_mlp"), "cpu", tmp_path, "--epochs", "1", "--max-steps", "2", "--hidden", "8",
+        "--tensorboard", str(tmp_path / "tb"))
+    assert "no TensorBoard logs: tensorboard is not installed (pip install -e '.[tensorboard]')" in \
+        capsys.readouterr().out
+    assert not (tmp_path / "tb").exists()

@@ -116,8 +116,44 @@ def test_dlpack_is_zero_copy_both_ways():
     assert back[0] == 7.0
     assert x.__dlpack_device__()[0] == 1  # kDLCPU
     assert torch.from_dlpack(x).data_ptr() == x.data_ptr()
-    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+    with pytest.raises(BufferError, match="Can't export tensors that require gradient"):  # PyTorch's type
         np.from_dlpack(torch.ones(2, requires_grad=True))
+
+
+def test_dlpack_refusals_match_pytorch():
+    refused = {
+        "QUInt/QInt types are not supported by dlpack": torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8),
+        "layout other than torch.strided": torch.ones(2).to_sparse(),
+        "Cannot pack tensors on meta": torch.ones(2, device="meta"),
+    }
+    for message, t in refused.items():
+        with pytest.raises(BufferError, match=message):
+            t.__dlpack__()
+
+
+def test_dlpack_capsules_bfloat16_and_copy_options():
+    from minitorch.utils.dlpack import DLDeviceType, to_dlpack
+
+    x = torch.arange(6.0).view(2, 3).t().to(torch.bfloat16)  # numpy's own DLPack has no bfloat16
+    back = torch.utils.dlpack.from_dlpack(to_dlpack(x))
+    assert back.dtype is torch.bfloat16 and back.data_ptr() == x.data_ptr() and back.stride() == x.stride()
+    back[0, 1] = 9.0
+    assert x[0, 1].item() == 9.0
+    capsule = to_dlpack(torch.tensor(2.5))
+    scalar = torch.from_dlpack(capsule)
+    assert scalar.shape == () and scalar.item() == 2.5
+    with pytest.raises(TypeError, match="unused DLPack capsule"):
+        torch.from_dlpack(capsule)  # a capsule is consumed once
+    with pytest.raises(AssertionError, match="already a DLPack capsule"):
+        torch.from_dlpack(to_dlpack(x), copy=True)
+    source = np.arange(3.0)
+    copied = torch.from_dlpack(source, copy=True)
+    assert copied.data_ptr() != source.__array_interface__["data"][0] and copied.tolist() == [0.0, 1.0, 2.0]
+    assert torch.from_dlpack(source, device="cpu", copy=False).data_ptr() == source.__array_interface__["data"][0]
+    with pytest.raises(ValueError, match="without copying"):
+        torch.from_dlpack(source, device="meta", copy=False)
+    assert torch.from_dlpack(source, device="meta").is_meta
+    assert x.__dlpack_device__() == (DLDeviceType.kDLCPU, 0)
 
 
 @given(t=tensors(dtype=torch.float64))

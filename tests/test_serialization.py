@@ -121,8 +121,6 @@ def test_objects_that_cannot_be_pickled_raise_and_options_are_checked():
     assert loaded[0] is loaded
     with pytest.raises(ValueError, match="pickle_module"):
         torch.save(1, io.BytesIO(), pickle_module=json)
-    with pytest.raises(ValueError, match="zip format"):
-        torch.save(1, io.BytesIO(), _use_new_zipfile_serialization=False)
     with pytest.raises(ValueError, match="mmap"):
         torch.load(io.BytesIO(), mmap=True)
 
@@ -187,7 +185,7 @@ def test_loading_a_malicious_pickle_fails_safely(tmp_path):
     path = tmp_path / "evil.pt"
     with open(path, "wb") as f:
         pickle.dump({"weights": _Exploit(marker)}, f)
-    with pytest.raises(SerializationError, match="looks like a pickle file"):
+    with pytest.raises(SerializationError, match="not PyTorch's legacy header.*posix.system"):
         torch.load(path)
     with pytest.raises(SerializationError):
         torch.load(path, weights_only=False)
@@ -405,3 +403,90 @@ def test_earlier_minitorch_format_still_loads():
     buffer.seek(0)
     loaded = torch.load(buffer)
     assert loaded["t"].tolist() == x.t().tolist() and loaded["t"].untyped_storage() == loaded["x"].untyped_storage()
+
+
+def test_quantized_tensors_round_trip():
+    """As torch.save: per-tensor and per-channel quantized tensors (and views of them) save and load."""
+    x = torch.linspace(-2, 2, 12).view(4, 3)
+    q = torch.quantize_per_tensor(x, 0.05, 3, torch.quint8)
+    c = torch.quantize_per_channel(x, torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64), torch.tensor([1, 0, -1]),
+                                   1, torch.qint8)
+    loaded = round_trip({"q": q, "view": q[1:], "c": c, "i": torch.quantize_per_tensor(x, 1e-3, 0, torch.qint32)})
+    assert loaded["q"].dtype is torch.quint8 and loaded["q"].q_scale() == 0.05 and loaded["q"].q_zero_point() == 3
+    assert loaded["q"].int_repr().tolist() == q.int_repr().tolist()
+    assert loaded["view"]._storage is loaded["q"]._storage and loaded["view"].storage_offset() == 3
+    assert loaded["c"].qscheme() is torch.per_channel_affine and loaded["c"].q_per_channel_axis() == 1
+    assert loaded["c"].q_per_channel_scales().tolist() == [0.1, 0.2, 0.3]
+    assert loaded["c"].dequantize().tolist() == c.dequantize().tolist()
+    assert loaded["i"].dtype is torch.qint32 and loaded["i"].int_repr().tolist() == loaded["i"].int_repr().tolist()
+
+
+@pytest.mark.parametrize("axis, scales", [(7, 3), (1, 2)])
+def test_quantized_tensors_with_bad_parameters_are_refused(axis, scales):
+    from minitorch.quantization.qtensor import PerChannelQuantizer
+
+    c = torch.quantize_per_channel(torch.ones(4, 3), torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.long),
+                                   1, torch.qint8)
+    c._quantizer = PerChannelQuantizer(torch.qint8, torch.ones(scales, dtype=torch.float64),
+                                       torch.zeros(scales, dtype=torch.long), axis)
+    with pytest.raises(SerializationError, match="_rebuild_qtensor"):
+        round_trip(c)
+
+
+def legacy_bytes(obj) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer, _use_new_zipfile_serialization=False)
+    return buffer.getvalue()
+
+
+def test_legacy_format_round_trips(tmp_path):
+    """PyTorch's pre-1.6 format (_use_new_zipfile_serialization=False): pickles and raw storages, no zip."""
+    base = torch.arange(12.0).view(3, 4)
+    obj = {"w": base, "t": base.t(), "row": base[1], "mask": torch.tensor([True, False]),
+           "h": torch.tensor([1.5], dtype=torch.bfloat16), "p": torch.nn.Parameter(torch.ones(2)), "step": 3,
+           "q": torch.quantize_per_tensor(torch.ones(3), 0.5, 1, torch.quint8), "m": torch.ones(2, device="meta")}
+    data = legacy_bytes(obj)
+    assert data[:2] != b"PK"
+    loaded = torch.load(io.BytesIO(data))
+    assert loaded["t"]._storage is loaded["w"]._storage and loaded["row"].storage_offset() == 4
+    assert loaded["t"].tolist() == base.t().tolist() and loaded["mask"].tolist() == [True, False]
+    assert loaded["h"].dtype is torch.bfloat16 and loaded["h"].item() == 1.5 and loaded["step"] == 3
+    assert isinstance(loaded["p"], torch.nn.Parameter) and loaded["p"].requires_grad
+    assert loaded["q"].int_repr().tolist() == [3, 3, 3] and loaded["m"].is_meta
+    meta = torch.load(io.BytesIO(data), map_location="meta")
+    assert meta["w"].is_meta and meta["t"].stride() == (1, 4)
+    path = tmp_path / "legacy.pt"
+    torch.save(obj, path, _use_new_zipfile_serialization=False)
+    assert torch.load(path)["w"].tolist() == base.tolist()
+    with pytest.raises(RuntimeError, match="mmap can only be used with files saved with"):
+        torch.load(path, mmap=True)
+
+
+def test_legacy_format_hostile_files_are_refused_within_bounds():
+    import tracemalloc
+
+    data = legacy_bytes({"w": torch.arange(1000.0), "i": torch.arange(3)})
+    # every truncation: a SerializationError, never another exception
+    for cut in range(0, len(data), 7):
+        with pytest.raises(SerializationError):
+            torch.load(io.BytesIO(data[:cut]))
+    # a storage claiming 2**40 elements in a 5 KB file: refused before anything is allocated
+    forged = data.replace(b"M\xe8\x03N", b"\x8a\x06" + (2**40).to_bytes(6, "little") + b"N", 1)
+    assert forged != data
+    tracemalloc.start()
+    with pytest.raises(SerializationError, match="claims 1099511627776"):
+        torch.load(io.BytesIO(forged))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 10 * len(forged) + 2**20
+    # a per-storage count that disagrees with the record, a wrong magic number, trailing keys
+    with pytest.raises(SerializationError, match="holds 999 elements"):
+        torch.load(io.BytesIO(data.replace((1000).to_bytes(8, "little"), (999).to_bytes(8, "little"))))
+    with pytest.raises(SerializationError, match="Invalid magic number"):
+        torch.load(io.BytesIO(b"\x80\x02K\x07." + data[15:]))
+    # a malicious global in the object tree: PyTorch's weights-only refusal
+    evil = data[:data.index(b"\x80\x02", 40)]  # the three header pickles
+    evil += b"\x80\x02cposix\nsystem\nX\x02\x00\x00\x00idtR."
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL posix.system was not an allowed global") as info:
+        torch.load(io.BytesIO(evil))
+    assert isinstance(info.value, SerializationError)

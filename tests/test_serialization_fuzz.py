@@ -207,7 +207,7 @@ def test_deeply_nested_containers_load_in_linear_time():
 # PyTorch's format (what save writes now): the same guarantees for data.pkl and its records ------------------------
 
 
-def torch_checkpoint() -> bytes:
+def torch_checkpoint(legacy: bool = False) -> bytes:
     base = torch.arange(12.0).reshape(3, 4)
     obj = {"model": {"w": base, "wt": base.t(), "row": base[1], "e": torch.ones(1).expand(5),
                      "bias": torch.nn.Parameter(torch.zeros(4))},
@@ -215,7 +215,7 @@ def torch_checkpoint() -> bytes:
            "half": torch.tensor([0.5], dtype=torch.float16), 0: {"step": 3, "betas": (0.9, 0.999)},
            "meta": [torch.Size([2, 3]), torch.float16, torch.device("cpu"), None, "text", {1, 2}, 1 + 2j]}
     buffer = io.BytesIO()
-    torch.save(obj, buffer)
+    torch.save(obj, buffer, _use_new_zipfile_serialization=not legacy)
     return buffer.getvalue()
 
 
@@ -266,3 +266,37 @@ def test_mutated_pytorch_format_checkpoints_load_or_raise_serialization_error(tm
     torch.load(io.BytesIO(data))
     for case in range(CASES):
         load_within_bounds(mutate_pickle(random.Random(case), data), case, tmp_path / "ckpt.pt" if case % 2 else None)
+
+
+# PyTorch's legacy format (no zip: pickles and raw storages back to back) ------------------------------------------
+
+
+def mutate_legacy(rng: random.Random, data: bytes) -> bytes:
+    """Flip bytes to opcodes and boundary values, cut the file, splice a piece of it elsewhere, or put a huge
+    or negative integer where a small one was (element counts, sizes, the per-storage counts)."""
+    data = bytearray(data)
+    kind = rng.randrange(4)
+    if kind == 0:
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.choice(INTERESTING + [rng.randrange(256)])
+    elif kind == 1:
+        del data[rng.randrange(len(data)):]
+    elif kind == 2:
+        start = rng.randrange(len(data))
+        piece = data[start:start + rng.randint(1, 40)]
+        at = rng.randrange(len(data))
+        data[at:at] = piece
+    else:
+        spots = [i for i in range(len(data) - 1) if data[i] == ord("K")]
+        at = rng.choice(spots)
+        value = rng.choice(HUGE + NEGATIVE)
+        raw = value.to_bytes(value.bit_length() // 8 + 1, "little", signed=True)
+        data[at:at + 2] = b"\x8a" + bytes([len(raw)]) + raw
+    return bytes(data)
+
+
+def test_mutated_legacy_format_checkpoints_load_or_raise_serialization_error(tmp_path):
+    data = torch_checkpoint(legacy=True)
+    assert torch.load(io.BytesIO(data))["model"]["wt"].tolist() == torch.arange(12.0).reshape(3, 4).t().tolist()
+    for case in range(CASES):
+        load_within_bounds(mutate_legacy(random.Random(case), data), case, tmp_path / "ckpt.pt" if case % 2 else None)

@@ -72,6 +72,13 @@ class ArrayBackend(Backend):
         """A 1-D ``buffer``'s bytes seen as ``array_dtype`` (complex64 <-> float32 pairs): no copy."""
         return buffer.view(array_dtype)
 
+    def to_dlpack(self, array, kwargs: dict):
+        """``array.__dlpack__(**kwargs)``; an array library predating the newer keywords gets ``stream`` only."""
+        try:
+            return array.__dlpack__(**kwargs)
+        except TypeError:
+            return array.__dlpack__(**({"stream": kwargs["stream"]} if "stream" in kwargs else {}))
+
     def finfo(self, array_dtype):
         """The limits of a floating array dtype (``xp.finfo``; the numpy backend adds bfloat16)."""
         return self.xp.finfo(array_dtype)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import CPU
+from . import dlpack
 from .array_backend import ArrayBackend
 from .dtypes import BFLOAT16, finfo
 from .torch_mt import TorchGenerator
@@ -88,7 +89,15 @@ class NumpyBackend(ArrayBackend):
         return TorchGenerator(seed)
 
     def from_dlpack(self, obj):
-        return np.from_dlpack(obj)
+        return dlpack.import_(obj)
+
+    def from_dlpack_capsule(self, capsule):
+        """A bare DLPack capsule (``torch.utils.dlpack.to_dlpack``'s) of CPU memory, consumed once."""
+        return dlpack.import_capsule(capsule)
+
+    def to_dlpack(self, array, kwargs: dict):
+        """``array.__dlpack__(**kwargs)`` (bfloat16 too: see dlpack.py)."""
+        return dlpack.export(array, kwargs)
 
     def set_num_threads(self, n: int) -> None:
         from threadpoolctl import threadpool_limits

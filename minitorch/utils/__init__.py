@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("backend_registration", "benchmark", "checkpoint", "data", "progress", "safetensors")
+_SUBMODULES = ("backend_registration", "benchmark", "checkpoint", "data", "dlpack", "progress", "safetensors",
+               "tensorboard")
 
 
 def __getattr__(name: str):

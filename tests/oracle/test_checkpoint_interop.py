@@ -268,3 +268,115 @@ def test_dtypes_minitorch_lacks_are_named():
     torch.save({"u": torch.zeros(3, dtype=torch.uint16)}, buffer)
     with pytest.raises(SerializationError, match="torch.uint16, a dtype minitorch does not have"):
         mt.load(io.BytesIO(buffer.getvalue()))
+
+
+def _quantized_pair():
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+    theirs = {
+        "t": torch.quantize_per_tensor(x, 0.05, 3, torch.quint8),
+        "s": torch.quantize_per_tensor(x, 0.1, -2, torch.qint8),
+        "i": torch.quantize_per_tensor(x, 0.001, 0, torch.qint32),
+        "c": torch.quantize_per_channel(x, torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64),
+                                        torch.tensor([1, 0, -1]), 1, torch.qint8),
+    }
+    theirs["v"] = theirs["t"][1:]  # a view of t's storage
+    xm = mt.tensor(x.numpy())
+    ours = {
+        "t": mt.quantize_per_tensor(xm, 0.05, 3, mt.quint8),
+        "s": mt.quantize_per_tensor(xm, 0.1, -2, mt.qint8),
+        "i": mt.quantize_per_tensor(xm, 0.001, 0, mt.qint32),
+        "c": mt.quantize_per_channel(xm, mt.tensor([0.1, 0.2, 0.3], dtype=mt.float64), mt.tensor([1, 0, -1]), 1,
+                                     mt.qint8),
+    }
+    ours["v"] = ours["t"][1:]
+    return ours, theirs
+
+
+def assert_same_quantized(ours, theirs):
+    assert str(ours.dtype) == str(theirs.dtype) and str(ours.qscheme()) == str(theirs.qscheme())
+    assert tuple(ours.shape) == tuple(theirs.shape) and tuple(ours.stride()) == tuple(theirs.stride())
+    assert ours.storage_offset() == theirs.storage_offset()
+    np.testing.assert_array_equal(ours.int_repr().numpy(), theirs.int_repr().numpy())
+    if str(ours.qscheme()) == "torch.per_tensor_affine":
+        assert ours.q_scale() == theirs.q_scale() and ours.q_zero_point() == theirs.q_zero_point()
+    else:
+        np.testing.assert_array_equal(ours.q_per_channel_scales().numpy(), theirs.q_per_channel_scales().numpy())
+        np.testing.assert_array_equal(ours.q_per_channel_zero_points().numpy(),
+                                      theirs.q_per_channel_zero_points().numpy())
+        assert ours.q_per_channel_axis() == theirs.q_per_channel_axis()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_quantized_tensors_round_trip_both_ways():
+    """torch.save saves quantized tensors (_rebuild_qtensor over a QUInt8Storage & co.); so does minitorch."""
+    ours, theirs = _quantized_pair()
+    loaded = torch.load(to_torch_file(ours), weights_only=True)
+    for key in ours:
+        assert_same_quantized(ours[key], loaded[key])
+    assert loaded["v"].untyped_storage().data_ptr() == loaded["t"].untyped_storage().data_ptr()
+    back = from_torch(theirs)
+    for key in theirs:
+        assert_same_quantized(back[key], theirs[key])
+    assert back["v"]._storage is back["t"]._storage
+    assert_same_quantized(back["t"], ours["t"])
+
+
+# PyTorch's legacy format (_use_new_zipfile_serialization=False) ------------------------------------------------
+
+
+def legacy_file(lib, obj) -> io.BytesIO:
+    buffer = io.BytesIO()
+    lib.save(obj, buffer, _use_new_zipfile_serialization=False)
+    buffer.seek(0)
+    return buffer
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_legacy_files_cross_both_ways_for_every_dtype(dtype):
+    theirs = {"x": sample(dtype), "t": sample(dtype).t(), "scalar": sample(dtype)[1, 2]}
+    file = legacy_file(torch, theirs)
+    assert file.getvalue()[:2] != b"PK"
+    ours = mt.load(file)
+    for key in theirs:
+        assert_same(ours[key], theirs[key])
+    back = torch.load(legacy_file(mt, ours), weights_only=True)
+    for key in theirs:
+        assert_same(ours[key], back[key])
+        assert back[key].dtype == theirs[key].dtype and torch.equal(back[key], theirs[key])
+
+
+def test_legacy_files_keep_shared_storages_and_parameters():
+    x = torch.arange(24.0).view(4, 6)
+    state = {"x": x, "t": x.t(), "row": x[2], "cols": x[:, 1::2], "p": torch.nn.Parameter(torch.ones(3)),
+             "model": torch.nn.Linear(3, 2).state_dict(), "step": 7, "mask": torch.tensor([True, False])}
+    ours = mt.load(legacy_file(torch, state))
+    for name in ("x", "t", "row", "cols"):
+        assert_same(ours[name], state[name])
+        assert ours[name]._storage is ours["x"]._storage
+    assert isinstance(ours["p"], mt.nn.Parameter) and ours["p"].requires_grad and ours["step"] == 7
+    assert list(ours["model"]) == ["weight", "bias"]
+    back = torch.load(legacy_file(mt, ours), weights_only=True)
+    assert back["t"].untyped_storage().data_ptr() == back["x"].untyped_storage().data_ptr()
+    back["x"][1, 2] = -3.0
+    assert back["t"][2, 1].item() == -3.0 and isinstance(back["p"], torch.nn.Parameter)
+
+
+def test_legacy_whole_module_and_hostile_files():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2))
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.nn.modules.container.Sequential"):
+        mt.load(legacy_file(torch, model))
+    ours = mt.load(legacy_file(torch, model), weights_only=False)
+    assert type(ours) is mt.nn.Sequential and ours[0].weight.tolist() == model[0].weight.tolist()
+    data = legacy_file(torch, {"w": torch.arange(4.0)}).getvalue()
+    # a malicious global in place of the object tree: both refuse it with UnpicklingError
+    header_end = data.index(b"\x80\x02", data.index(b"little_endian"))
+    evil = data[:header_end] + pickle.dumps({"w": _System()}, protocol=2)
+    for load in (torch.load, mt.load):
+        with pytest.raises(pickle.UnpicklingError):
+            load(io.BytesIO(evil))
+    # truncated: both refuse (PyTorch with its own errors; minitorch always with SerializationError)
+    for cut in (10, len(data) // 2, len(data) - 3):
+        with pytest.raises(Exception):  # noqa: B017 - PyTorch raises several types here
+            torch.load(io.BytesIO(data[:cut]))
+        with pytest.raises(SerializationError):
+            mt.load(io.BytesIO(data[:cut]))
