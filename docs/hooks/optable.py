@@ -14,7 +14,7 @@ A page asks for generated content with an HTML comment on a line of its own:
 - ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
   or class, as a Python code block.
 - ``<!-- minitorch:drawing graph -->``: a ``minitorch.viz`` picture drawn by the current code (one of
-  ``DRAWINGS``: ``graph``, ``storage``, ``inplace``, ``backward_step``), inlined as SVG beside the code that made it.
+  ``DRAWINGS``), inlined as SVG beside the code that made it.
 
 A block between ``<!-- minitorch:if-page quantization.md -->`` and ``<!-- minitorch:end-if -->`` is
 kept only when that page exists in docs/ (pages other sessions are still writing), and such a page
@@ -56,6 +56,8 @@ loss.backward()
 viz.draw_graph(loss, names={"x": x, "w": w, "loss": loss})""",
     "storage": """t = torch.arange(6.0).view(2, 3)
 viz.draw_storage(t, t.t(), t[:, 1], names=["t", "t.t()", "t[:, 1]"])""",
+    "storage_3d": """cube = torch.arange(24.0).view(2, 3, 4)
+viz.draw_storage(cube.permute(2, 0, 1), names=["cube.permute(2, 0, 1)"])""",
     "inplace": """base = torch.tensor([1.0, 2.0, 3.0], requires_grad=True).clone()
 base[1:].mul_(2)          # an in-place op through a view rewrites the base's history (CopySlices)
 y = base.sin()            # sin saves its input, base, for backward
