@@ -9,6 +9,7 @@ the same text, so drawings can be compared in tests.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -227,13 +228,26 @@ def _collect(roots: Sequence[Tensor], names: dict[int, str], show_saved: bool, s
 
 
 # ------------------------------------------------------------------------------------------------
-# layout: longest-path layering, sources pulled down to their consumers, barycentric ordering
+# layout: longest-path layering, sources pulled down to their consumers, an invisible waypoint in every
+# row a long edge passes, barycentric ordering; edges run through the gaps between rows, never through a box
+
+DUMMY_WIDTH = 4  # a waypoint's share of a row: the edge passes there, between the boxes
 
 
-def _layout(graph: _Graph) -> tuple[list[list[int]], float, float]:
-    boxes, n = graph.boxes, len(graph.boxes)
-    preds: list[list[int]] = [[] for _ in range(n)]
-    succs: list[list[int]] = [[] for _ in range(n)]
+class _Layout:
+    """Where each box went, and each edge's path: down from its source's row, through a reserved slot
+    (a waypoint) in each row it passes, into its target's row."""
+
+    def __init__(self, width: float, height: float, row_top: list[float], row_bottom: list[float],
+                 routes: list[list[tuple[float, int, bool]]]):
+        self.width, self.height, self.row_top, self.row_bottom = width, height, row_top, row_bottom
+        self.routes = routes  # per edge: (x, row, whether a box is there) from source to target
+
+
+def _layout(graph: _Graph) -> _Layout:
+    boxes = graph.boxes
+    preds: list[list[int]] = [[] for _ in boxes]
+    succs: list[list[int]] = [[] for _ in boxes]
     for source, target, _, _ in graph.edges:
         preds[target].append(source)
         succs[source].append(target)
@@ -243,28 +257,68 @@ def _layout(graph: _Graph) -> tuple[list[list[int]], float, float]:
     for i in order:  # a source sits right above its first consumer, not in the top row
         if not preds[i] and succs[i]:
             boxes[i].row = min(boxes[s].row for s in succs[i]) - 1
-    rows: list[list[int]] = [[] for _ in range(max((b.row for b in boxes), default=0) + 1)]
-    for i in range(n):
-        rows[boxes[i].row].append(i)
+    nodes = list(boxes)  # the boxes, then the waypoints of long edges
+    chains = []
+    for source, target, _, _ in graph.edges:
+        chain = [source]
+        for row in range(boxes[source].row + 1, boxes[target].row):
+            waypoint = _Box([""], "waypoint")
+            waypoint.row, waypoint.width, waypoint.height = row, DUMMY_WIDTH, 0
+            nodes.append(waypoint)
+            chain.append(len(nodes) - 1)
+        chains.append(chain + [target])
+    up: list[list[int]] = [[] for _ in nodes]
+    down: list[list[int]] = [[] for _ in nodes]
+    for chain in chains:
+        for a, b in zip(chain, chain[1:]):
+            down[a].append(b)
+            up[b].append(a)
+    rows: list[list[int]] = [[] for _ in range(max((b.row for b in nodes), default=0) + 1)]
+    for i, node in enumerate(nodes):
+        rows[node.row].append(i)
     for row in rows:
-        _pack(boxes, row)
+        _pack(nodes, row)
     for _ in range(4):  # sweeps down then up: order each row by the mean x of its neighbours
-        for row, neighbours in [(r, preds) for r in rows[1:]] + [(r, succs) for r in reversed(rows[:-1])]:
-            centre = {i: _mean([boxes[j].x for j in neighbours[i]], boxes[i].x) for i in row}
+        for row, neighbours in [(r, up) for r in rows[1:]] + [(r, down) for r in reversed(rows[:-1])]:
+            centre = {i: _mean([nodes[j].x for j in neighbours[i]], nodes[i].x) for i in row}
             row.sort(key=lambda i: centre[i])
-            _pack(boxes, row)
+            _pack(nodes, row)
     for row in rows[1:]:  # final x: as close to the inputs' mean as the row's spacing allows
-        _place(boxes, row, [_mean([boxes[j].x for j in preds[i] or succs[i]], boxes[i].x) for i in row])
-    left = min(b.x - b.width / 2 for b in boxes)
-    y = MARGIN
+        _place(nodes, row, [_mean([nodes[j].x for j in up[i] or down[i]], nodes[i].x) for i in row])
+    left = min(b.x - b.width / 2 for b in nodes)
+    y, row_top, row_bottom = MARGIN, [], []
     for row in rows:
-        height = max(boxes[i].height for i in row) if row else 0
+        height = max((nodes[i].height for i in row), default=0)
         for i in row:
-            boxes[i].x += MARGIN - left
-            boxes[i].y = y + (height - boxes[i].height) / 2
+            nodes[i].x += MARGIN - left
+            nodes[i].y = y + (height - nodes[i].height) / 2
+        row_top.append(y)
+        row_bottom.append(y + height)
         y += height + ROW_GAP
-    width = max(b.x + b.width / 2 for b in boxes) + MARGIN
-    return rows, width, y - ROW_GAP + MARGIN
+    width = max(b.x + b.width / 2 for b in nodes) + MARGIN
+    routes = [[(nodes[i].x, nodes[i].row, i < len(boxes)) for i in chain] for chain in chains]
+    _spread_ends(graph, routes)
+    return _Layout(width, y - ROW_GAP + MARGIN, row_top, row_bottom, routes)
+
+
+def _spread_ends(graph: _Graph, routes: list[list[tuple[float, int, bool]]]) -> None:
+    """Edges leave a box along its bottom and enter along its top side by side, in the order of where
+    they go or come from, instead of all at its centre."""
+    leaving: dict[int, list[int]] = {}
+    entering: dict[int, list[int]] = {}
+    for k, (source, target, _, _) in enumerate(graph.edges):
+        leaving.setdefault(source, []).append(k)
+        entering.setdefault(target, []).append(k)
+    for ends, at, towards in ((leaving, 0, 1), (entering, -1, -2)):
+        for index, edges in ends.items():
+            if len(edges) < 2:
+                continue
+            box = graph.boxes[index]
+            edges.sort(key=lambda k: (routes[k][towards][0], k))
+            step = min(12.0, (box.width - 2 * PAD) / (len(edges) - 1))
+            for n, k in enumerate(edges):
+                x, row, real = routes[k][at]
+                routes[k][at] = (box.x + (n - (len(edges) - 1) / 2) * step, row, real)
 
 
 def _topological(preds: list[list[int]], succs: list[list[int]]) -> list[int]:
@@ -326,20 +380,29 @@ def _text(x: float, y: float, text: str, extra: str = "") -> str:
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" {extra}>{escape(text)}</text>'
 
 
-def _graph_svg(graph: _Graph, layout: tuple[list[list[int]], float, float] | None = None) -> str:
-    rows, width, height = layout if layout is not None else _layout(graph)
-    body = []
-    for source, target, dashed, label in graph.edges:
+def _graph_svg(graph: _Graph, layout: _Layout | None = None) -> str:
+    layout = layout if layout is not None else _layout(graph)
+    body, placed = [], []
+    width = layout.width
+    for (source, target, dashed, label), route in zip(graph.edges, layout.routes):
         a, b = graph.boxes[source], graph.boxes[target]
-        x1, y1, x2, y2 = a.x, a.y + a.height, b.x, b.y
-        bend = max((y2 - y1) / 2, 20)
+        x, row, _ = route[0]
+        d = [f"M {x:.1f} {a.y + a.height:.1f}", f"L {x:.1f} {layout.row_bottom[row]:.1f}"]
+        hops = []
+        for (x1, row1, _), (x2, row2, real) in zip(route, route[1:]):
+            y1, y2 = layout.row_bottom[row1], layout.row_top[row2]
+            bend = (y2 - y1) / 2
+            d.append(f"C {x1:.1f} {y1 + bend:.1f} {x2:.1f} {y2 - bend:.1f} {x2:.1f} {y2:.1f}")
+            hops.append((x1, y1, x2, y2))
+            if not real:  # a waypoint: straight down through the row it passes
+                d.append(f"L {x2:.1f} {layout.row_bottom[row2]:.1f}")
+        d.append(f"L {route[-1][0]:.1f} {b.y:.1f}")
         style = ' stroke-dasharray="4 3"' if dashed else ""
-        body.append(
-            f'<path d="M {x1:.1f} {y1:.1f} C {x1:.1f} {y1 + bend:.1f} {x2:.1f} {y2 - bend:.1f} {x2:.1f} {y2:.1f}" '
-            f'fill="none" stroke="#555"{style} marker-end="url(#minitorch-arrow)"/>'
-        )
+        body.append(f'<path d="{" ".join(d)}" fill="none" stroke="#555"{style} marker-end="url(#minitorch-arrow)"/>')
         if label:
-            body.append(_text((x1 + x2) / 2 + 4, (y1 + y2) / 2, label, 'font-size="10" fill="#555"'))
+            x, y = _label_place(label, hops, placed)
+            body.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="10" fill="#555">{escape(label)}</text>')
+            width = max(width, x + _text_width(label, 10) + MARGIN)
     for box in graph.boxes:
         fill, stroke = STYLES[box.kind]
         left = box.x - box.width / 2
@@ -351,7 +414,29 @@ def _graph_svg(graph: _Graph, layout: tuple[list[list[int]], float, float] | Non
             weight = ' font-weight="bold"' if k == 0 else ""
             body.append(_text(box.x, box.y + PAD + (k + 0.8) * LINE_HEIGHT, line, weight))
         body.append("</g>")
-    return _svg_document(width, height, body)
+    return _svg_document(width, layout.height, body)
+
+
+def _label_place(label: str, hops: list[tuple[float, float, float, float]],
+                 placed: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """Where an edge's label goes: beside the edge in a gap between rows (last gap first), clear of the
+    labels already placed; ``placed`` gets its box."""
+    width, first = _text_width(label, 10), None
+    for x1, y1, x2, y2 in reversed(hops):
+        for t in (0.5, 0.3, 0.7, 0.15, 0.85):
+            y = y1 + (y2 - y1) * t  # the curve's height at parameter t is this (its control points split the gap)
+            u = 3 * (1 - t) * t * t + t ** 3  # its x moves from x1 to x2 as the cubic's weights say
+            x = x1 + (x2 - x1) * u + 4
+            box = (x, y - 4, x + width, y + 8)  # baseline at y + 4, 10px text
+            if box[1] < y1 + 1 or box[3] > y2 - 1:
+                continue
+            first = first or box
+            if not any(box[0] < p[2] and p[0] < box[2] and box[1] < p[3] and p[1] < box[3] for p in placed):
+                placed.append(box)
+                return x, y + 4
+    box = first or (hops[-1][0] + 4, hops[-1][1], 0, 0)
+    placed.append(box)
+    return box[0], box[1] + 8
 
 
 def _dot_quote(text: str) -> str:
@@ -736,7 +821,10 @@ class BackwardTrace:
             box.lines = max((lines[index] for lines in self._lines), key=lambda ls: max(map(len, ls)))
             box.width = max(len(line) for lines in self._lines for line in lines[index]) * CHAR_WIDTH + 2 * PAD
             box.height = len(box.lines) * LINE_HEIGHT + 2 * PAD
-        self._rows = _layout(graph)
+        self._layout = _layout(graph)
+        # edge labels may widen a frame: every frame takes the widest one's width, so nothing jumps
+        self._layout.width = max(float(re.search(r'width="([\d.]+)"', self.frame(k).svg).group(1))
+                                 for k in range(len(steps))) if steps else self._layout.width
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -771,7 +859,7 @@ class BackwardTrace:
             for box, kind, lines in zip(graph.boxes, kinds, self._lines[k + 1]):
                 box.kind, box.lines = kind, lines
             graph.edges = [(a, b, dashed, labels.get((a, b), label)) for a, b, dashed, label in edges]
-            svg = _graph_svg(graph, self._rows)
+            svg = _graph_svg(graph, self._layout)
         finally:
             graph.edges = edges
             for box, (kind, lines) in zip(graph.boxes, saved):

@@ -191,3 +191,24 @@ def test_blocks_of_a_3d_view_have_gaps_between_them():
     rights = sorted({round(r.right, 1) for r in cells})
     gaps = [left - right for left in lefts for right in rights if 0 < left - right < 100]
     assert gaps and min(gaps) >= 20  # a block's right edge and the next block's left edge never touch
+
+
+# ------------------------------------------------------------------------------------------------
+# graphs
+
+
+def transformer_loss():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    x = torch.randn(2, 3, 8, requires_grad=True)
+    loss = layer(x).pow(2).mean()
+    return layer, x, loss
+
+
+@pytest.mark.parametrize("show_saved", [False, True])
+def test_transformer_encoder_layer_graph_is_legible(show_saved):
+    layer, x, loss = transformer_loss()
+    drawing = viz.draw_graph(loss, show_saved=show_saved, params=dict(layer.named_parameters()), names={"x": x})
+    texts, rects = assert_legible(drawing)
+    assert len(rects) > 40
+    assert "self_attn.in_proj_weight" in {t.what for t in texts}
