@@ -34,6 +34,7 @@ STYLES = {
     "stale": ("#ffcdd2", "#c62828"),  # saved tensors modified in place since: backward will raise
     "running": ("#fff59d", "#f57f17"),  # trace_backward: the node the engine runs in this frame
     "done": ("#dcedc8", "#558b2f"),  # trace_backward: nodes that have run, leaves whose .grad was written
+    "tensor": ("#ffffff", "#37474f"),  # show_tensors: an intermediate tensor, between the op that made it and its users
 }
 
 
@@ -98,6 +99,22 @@ def _describe(t: Tensor) -> str:
     return f"{_shape(t)} {_dtype(t)}"
 
 
+def _describe_meta(shape: tuple, dtype) -> str:
+    """``_describe`` for a tensor autograd did not keep: the shape and dtype its consumer recorded."""
+    text = "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+    return f"{text} {str(dtype).replace('torch.', '')}"
+
+
+def _preview(t: Tensor, limit: int = 4) -> str:
+    """A tensor's values on one short line: all of them when few, else the first ones and an ellipsis."""
+    if t.device.type == "meta":
+        return "?"
+    if t.numel() <= limit:
+        return _values(t, limit) or "[]"
+    head = t.detach().reshape(-1)[: limit - 1].tolist()
+    return "[" + ", ".join(_format(v) for v in head) + ", ...]"
+
+
 # ------------------------------------------------------------------------------------------------
 # the graph: boxes and edges, collected from grad_fn / next_functions
 
@@ -115,10 +132,15 @@ class _Box:
 class _Graph:
     """Boxes and edges ``(source, target, dashed, label)``; an edge points the way data flows forward."""
 
-    def __init__(self, names: dict[int, str], show_saved: bool, show_backward: bool):
+    def __init__(self, names: dict[int, str], show_saved: bool, show_backward: bool, show_tensors: bool = False,
+                 outputs: dict[tuple[int, int], Tensor] | None = None):
         self.boxes: list[_Box] = []
         self.edges: list[tuple[int, int, bool, str]] = []
         self.names, self.show_saved, self.show_backward = names, show_saved, show_backward
+        self.show_tensors = show_tensors
+        # (id(grad_fn), output_nr) -> the tensor it made, where known: named, a root, or saved by a node
+        self.outputs: dict[tuple[int, int], Tensor] = dict(outputs or {})
+        self.tensor_box: dict[tuple[int, int], int] = {}  # show_tensors: the box of each intermediate tensor
         self.node_box: dict[int, int] = {}  # id(Node) or id(leaf Tensor) -> box index
         self.keep: list = []  # holds the nodes whose ids are keys above, so no id is reused
         self.connected: set[int] = set()  # nodes whose input edges are drawn
@@ -136,9 +158,25 @@ class _Graph:
         lines = [title or self.names.get(id(tensor), "output"), _describe(tensor)]
         if node is None:
             lines.append("no grad_fn (not recorded)")
+        elif self.show_tensors:
+            lines += self._tensor_lines(tensor)
         root = self.add(lines, kind)
         if node is not None:
+            self.outputs.setdefault((id(node), tensor.output_nr), tensor)
+            self.tensor_box.setdefault((id(node), tensor.output_nr), root)
             self.edges.append((self.visit(node, "op" if kind == "root" else "backward"), root, False, ""))
+
+    def _tensor_lines(self, tensor: Tensor | None) -> list[str]:
+        """show_tensors: an intermediate's data and gradient (autograd keeps neither unless asked)."""
+        if tensor is None:
+            return ["data: not kept by autograd"]
+        lines = ["data: " + _preview(tensor)]
+        kept = tensor.is_leaf or tensor.retains_grad  # reading .grad of any other tensor warns
+        if kept and tensor.grad is not None:
+            lines.append("grad: " + _preview(tensor.grad))
+        elif tensor.requires_grad:
+            lines.append("grad: None" if kept else "grad: not kept (retain_grad())")
+        return lines
 
     def visit(self, start: Node, kind: str) -> int:
         """Box for ``start`` and everything it reaches, walked iteratively (graphs can be deep)."""
@@ -165,13 +203,33 @@ class _Graph:
         inner = getattr(node, "fn", None)
         if isinstance(inner, Node):  # CopySlices: the in-place op it applies to the written region
             lines.append(f"region op: {inner.name()}")
+            size, stride, offset = node.region
+            where = "of the storage" if node.storage_geometry is not None else "of the base"
+            lines.append(f"region {where}: size {tuple(size)}")
+            lines.append(f"stride {tuple(stride)} offset {offset}")
+        named = [self.names[id(t)] for (key, nr), t in self.outputs.items()
+                 if key == id(node) and id(t) in self.names and (key, nr) not in self.tensor_box]  # roots say it
+        if named and not self.show_tensors:  # the user's name for what this node made
+            lines.append("-> " + ", ".join(named))
         index = self.node_box[id(node)] = self.add(lines, kind)
+        saved = node._saved if not isinstance(inner, Node) else inner._saved
+        if self.show_tensors and saved:
+            for entry in saved:  # saved inputs and outputs give the data of intermediates autograd kept
+                if type(entry) is SavedTensor:
+                    t = entry.tensor
+                    if entry.output_nr is not None:
+                        self.outputs.setdefault((id(node), entry.output_nr), t)
+                    elif t.grad_fn is not None:
+                        self.outputs.setdefault((id(t.grad_fn), t.output_nr), t)
         if self.show_saved:
             self._saved_boxes(node, inner if isinstance(inner, Node) else None, index)
         return index
 
     def _leaf_box(self, tensor: Tensor, kind: str = "leaf") -> int:
-        lines = [self.names.get(id(tensor), "leaf"), _describe(tensor), "requires_grad=True"]
+        lines = [self.names.get(id(tensor), "leaf"), _describe(tensor)]
+        if self.show_tensors:
+            lines.append("data: " + _preview(tensor))
+        lines.append("requires_grad=True")
         grad = tensor.grad
         if grad is None:
             lines.append("grad: None")
@@ -207,14 +265,33 @@ class _Graph:
             if not isinstance(node, Node) or isinstance(node, AccumulateGrad) or id(node) in self.connected:
                 continue
             self.connected.add(id(node))
-            for child, output_nr in node.next_functions:
-                if child is not None:
-                    label = f"out {output_nr}" if child._n_outputs > 1 else ""
-                    self.edges.append((self.node_box[id(child)], self.node_box[id(node)], False, label))
+            for k, (child, output_nr) in enumerate(node.next_functions):
+                if child is None:
+                    continue
+                label = f"out {output_nr}" if child._n_outputs > 1 else ""
+                source = self.node_box[id(child)]
+                if self.show_tensors and not isinstance(child, AccumulateGrad):
+                    source = self._intermediate(child, output_nr, node._input_meta[k], source, label)
+                    label = ""
+                self.edges.append((source, self.node_box[id(node)], False, label))
+
+    def _intermediate(self, child: Node, output_nr: int, meta, child_box: int, label: str) -> int:
+        """show_tensors: the box of the tensor ``child`` made (output ``output_nr``), between it and its users."""
+        key = (id(child), output_nr)
+        if key not in self.tensor_box:
+            tensor = self.outputs.get(key)
+            if tensor is not None:
+                lines = [self.names.get(id(tensor), "tensor"), _describe(tensor)]
+            else:
+                lines = ["tensor", "?" if meta is None else _describe_meta(*meta)]
+            self.tensor_box[key] = self.add(lines + self._tensor_lines(tensor), "tensor")
+            self.edges.append((child_box, self.tensor_box[key], False, label))
+        return self.tensor_box[key]
 
 
-def _collect(roots: Sequence[Tensor], names: dict[int, str], show_saved: bool, show_backward: bool) -> _Graph:
-    graph = _Graph(names, show_saved, show_backward)
+def _collect(roots: Sequence[Tensor], names: dict[int, str], show_saved: bool, show_backward: bool,
+             show_tensors: bool = False, outputs: dict | None = None) -> _Graph:
+    graph = _Graph(names, show_saved, show_backward, show_tensors, outputs)
     for tensor in roots:
         graph.add_root(tensor)
     seen = set()
@@ -460,12 +537,22 @@ def _graph_dot(graph: _Graph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _roots_and_names(tensor, names) -> tuple[list[Tensor], dict[int, str]]:
+def _roots_and_names(tensor, names, params=None) -> tuple[list[Tensor], dict[int, str], dict]:
+    """The roots, ``{id(tensor): name}`` from ``params`` and ``names`` (names win), and the named
+    non-leaf tensors keyed by ``(id(grad_fn), output_nr)``."""
     roots = [tensor] if isinstance(tensor, Tensor) else list(tensor)
     for t in roots:
         if not isinstance(t, Tensor):
             raise TypeError(f"draw_graph(): expected a Tensor or a sequence of Tensors, got {type(t).__name__}")
-    return roots, {id(t): name for name, t in (names or {}).items()}
+    labels, outputs = {}, {}
+    for argument, given in (("params", params), ("names", names)):
+        for name, t in dict(given or {}).items():
+            if not isinstance(t, Tensor):
+                raise TypeError(f"draw_graph(): {argument}[{name!r}] must be a Tensor, got {type(t).__name__}")
+            labels[id(t)] = name
+            if t.grad_fn is not None:
+                outputs[(id(t.grad_fn), t.output_nr)] = t
+    return roots, labels, outputs
 
 
 def draw_graph(
@@ -473,6 +560,8 @@ def draw_graph(
     show_backward: bool = True,
     show_saved: bool = True,
     names: dict[str, Tensor] | None = None,
+    params: dict[str, Tensor] | None = None,
+    show_tensors: bool = False,
 ) -> GraphDrawing:
     """Draw the autograd graph behind ``tensor`` (or several tensors), as torchviz's ``make_dot`` does.
 
@@ -481,19 +570,26 @@ def draw_graph(
     the version they were saved at (orange; red when an in-place write has made them stale, so
     backward would raise). Arrows point the way values flow forward; gradients flow against them.
     With ``show_backward``, a leaf ``.grad`` that has a graph of its own (``backward(create_graph=True)``)
-    is drawn too (purple). ``names`` labels leaves and roots: ``names={"x": x, "w": w}``.
+    is drawn too (purple). ``names`` labels leaves, roots and intermediate tensors (``names={"x": x, "h": h}``);
+    ``params`` does the same, as torchviz's ``make_dot(y, params=dict(model.named_parameters()))``.
+
+    ``show_tensors=True`` draws the graph micrograd's way: every intermediate tensor gets a box of its own
+    (white) between the node that made it and the nodes that use it, with its shape, its data where it
+    is known (named, or saved by a node for backward: autograd keeps no other) and its ``.grad`` where
+    it was kept (leaves, and tensors that called ``retain_grad()`` before ``backward()``).
     """
-    roots, labels = _roots_and_names(tensor, names)
-    graph = _collect(roots, labels, show_saved, show_backward)
+    roots, labels, outputs = _roots_and_names(tensor, names, params)
+    graph = _collect(roots, labels, show_saved, show_backward, show_tensors, outputs)
     return GraphDrawing(_graph_svg(graph), _graph_dot(graph))
 
 
 def to_dot(
-    tensor: Tensor | Sequence[Tensor], show_saved: bool = True, names: dict[str, Tensor] | None = None
+    tensor: Tensor | Sequence[Tensor], show_saved: bool = True, names: dict[str, Tensor] | None = None,
+    params: dict[str, Tensor] | None = None, show_tensors: bool = False,
 ) -> str:
     """The autograd graph behind ``tensor`` as Graphviz DOT text (``dot -Tsvg`` renders it)."""
-    roots, labels = _roots_and_names(tensor, names)
-    return _graph_dot(_collect(roots, labels, show_saved, True))
+    roots, labels, outputs = _roots_and_names(tensor, names, params)
+    return _graph_dot(_collect(roots, labels, show_saved, True, show_tensors, outputs))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -903,8 +999,8 @@ def trace_backward(tensor: Tensor, gradient: Tensor | None = None, names: dict[s
     if tensor.grad_fn is None:
         raise RuntimeError("trace_backward(): the tensor has no grad_fn (it is a leaf or was not recorded), "
                            "so backward has no graph to run")
-    roots, labels = _roots_and_names(tensor, names)
-    graph = _collect(roots, labels, show_saved=False, show_backward=False)
+    roots, labels, outputs = _roots_and_names(tensor, names)
+    graph = _collect(roots, labels, show_saved=False, show_backward=False, outputs=outputs)
     steps: list[BackwardStep] = []
     edge_children: dict[int, list] = {}
     handles, arrived = [], {}

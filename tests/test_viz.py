@@ -269,3 +269,67 @@ def test_storage_errors():
 def test_storage_drawing_is_deterministic():
     t = torch.arange(12.0).view(3, 4)
     assert viz.draw_storage(t[1:, ::2]).svg == viz.draw_storage(t[1:, ::2]).svg
+
+
+# ------------------------------------------------------------------------------------------------
+# intermediate tensors, params, CopySlices regions
+
+
+def test_show_tensors_draws_each_intermediate_with_data_and_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0], requires_grad=True)
+    h = x * w
+    h.retain_grad()
+    z = torch.tanh(h)
+    loss = z.sum()
+    loss.backward()
+    drawing = viz.draw_graph(loss, names={"x": x, "w": w, "h": h, "z": z, "loss": loss}, show_tensors=True,
+                             show_saved=False)
+    kinds = boxes(drawing)
+    assert sorted(kinds["tensor"]) == ["h", "z"]
+    lines = texts(drawing)
+    assert "data: [0.5, -2.]" in lines and "grad: [0.7864, 0.07065]" in lines  # h kept its grad
+    assert "data: [0.4621, -0.964]" in lines and lines.count("grad: not kept (retain_grad())") == 2  # z, loss
+    assert "data: [1., 2.]" in lines  # leaves show their data too
+    # the tensors sit between the node that made them and the node that uses them
+    root = ET.fromstring(drawing.svg)
+    tops = {}
+    for group in root.iter(SVG + "g"):
+        tops["".join(next(group.iter(SVG + "text")).itertext())] = float(group.find(SVG + "rect").get("y"))
+    assert tops["MulBackward0"] < tops["h"] < tops["TanhBackward0"] < tops["z"] < tops["SumBackward0"]
+
+
+def test_show_tensors_finds_unnamed_data_in_saved_tensors():
+    a = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = (a.exp() * 3).sum()  # exp saves its result: the intermediate's data is known without a name
+    lines = texts(viz.draw_graph(y, show_tensors=True))
+    assert "data: [2.718, 0.1353]" in lines
+    b = torch.tensor([1.0, -2.0], requires_grad=True)
+    unknown = texts(viz.draw_graph((b * 2).sum(), show_tensors=True, show_saved=False))
+    assert "data: not kept by autograd" in unknown and "(2,) float32" in unknown
+
+
+def test_params_name_leaves_as_torchviz_does():
+    model = torch.nn.Linear(3, 2)
+    out = model(torch.ones(1, 3)).sum()
+    kinds = boxes(viz.draw_graph(out, params=dict(model.named_parameters())))
+    assert sorted(kinds["leaf"]) == ["bias", "weight"]
+    both = boxes(viz.draw_graph(out, params={"weight": model.weight}, names={"W": model.weight}))
+    assert "W" in both["leaf"]  # names win over params
+    with pytest.raises(TypeError, match=r"params\['w'\] must be a Tensor"):
+        viz.draw_graph(out, params={"w": 3})
+
+
+def test_named_intermediate_labels_its_node():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = a.sin()
+    drawing = viz.draw_graph(h.sum(), names={"h": h}, show_saved=False)
+    assert "-> h" in texts(drawing)
+
+
+def test_copyslices_shows_its_region():
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+    b = a.clone().view(2, 3)
+    b[:, 1].mul_(2)
+    lines = texts(viz.draw_graph(b, show_saved=False))
+    assert "region of the base: size (2,)" in lines and "stride (3,) offset 1" in lines

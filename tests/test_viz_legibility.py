@@ -132,7 +132,7 @@ def assert_legible(drawing):
 
 
 def notebook_storage_drawings():
-    """The draw_storage calls of notebooks 01, 03 and the seed notebooks, and the cases the brief names."""
+    """The draw_storage calls of notebooks 01, 03 and the seed notebooks, and bigger cases (drawn when called)."""
     t = torch.arange(6.0).view(2, 3)
     small = torch.tensor([[3, 1, 2], [4, 1, 7]])
     ten = torch.arange(10).view(2, 5)
@@ -143,29 +143,29 @@ def notebook_storage_drawings():
     points = torch.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
     zeros = torch.zeros(1, 2, 3)
     return {
-        "t": viz.draw_storage(t, names=["t"]),
-        "t.t()": viz.draw_storage(small, small.t(), names=["t", "t.t()"]),
-        "columns": viz.draw_storage(ten[:, 2], ten[1, ::2], names=["t[:, 2]", "t[1, ::2]"]),
-        "expand": viz.draw_storage(row, row.expand(2, 3), names=["row", "row.expand(2, 3)"]),
-        "contiguous": viz.draw_storage(t.t().contiguous(), names=["t.t().contiguous()"]),
-        "y[1:3]": viz.draw_storage(y, y[1:3], names=["y", "v = y[1:3]"]),
-        "permuted 3-D": viz.draw_storage(cube, cube.permute(2, 0, 1), names=["cube", "cube.permute(2, 0, 1)"]),
-        "transpose 3-D": viz.draw_storage(zeros, zeros.transpose(0, 2), zeros.transpose(1, 2),
+        "t": lambda: viz.draw_storage(t, names=["t"]),
+        "t.t()": lambda: viz.draw_storage(small, small.t(), names=["t", "t.t()"]),
+        "columns": lambda: viz.draw_storage(ten[:, 2], ten[1, ::2], names=["t[:, 2]", "t[1, ::2]"]),
+        "expand": lambda: viz.draw_storage(row, row.expand(2, 3), names=["row", "row.expand(2, 3)"]),
+        "contiguous": lambda: viz.draw_storage(t.t().contiguous(), names=["t.t().contiguous()"]),
+        "y[1:3]": lambda: viz.draw_storage(y, y[1:3], names=["y", "v = y[1:3]"]),
+        "permuted 3-D": lambda: viz.draw_storage(cube, cube.permute(2, 0, 1), names=["cube", "cube.permute(2, 0, 1)"]),
+        "transpose 3-D": lambda: viz.draw_storage(zeros, zeros.transpose(0, 2), zeros.transpose(1, 2),
                                           names=["t", "t.transpose(0, 2)", "t.transpose(1, 2)"]),
-        "4-D": viz.draw_storage(batch, batch.transpose(1, 3), names=["batch", "batch.transpose(1, 3)"]),
-        "points": viz.draw_storage(points, points[1:], points[:, 0], names=["points", "points[1:]", "points[:, 0]"]),
-        "300": viz.draw_storage(torch.arange(300.0).view(3, 100)),
-        "long rows": viz.draw_storage(torch.arange(600.0).view(20, 30)[::2, 1:]),
-        "many blocks": viz.draw_storage(torch.randn(9, 7, 3, 16)),
-        "scalar": viz.draw_storage(torch.tensor(3.5)),
-        "empty": viz.draw_storage(torch.zeros(0, 3)),
-        "meta": viz.draw_storage(torch.empty(2, 3, device="meta")),
+        "4-D": lambda: viz.draw_storage(batch, batch.transpose(1, 3), names=["batch", "batch.transpose(1, 3)"]),
+        "points": lambda: viz.draw_storage(points, points[1:], points[:, 0], names=["points", "points[1:]", "points[:, 0]"]),
+        "300": lambda: viz.draw_storage(torch.arange(300.0).view(3, 100)),
+        "long rows": lambda: viz.draw_storage(torch.arange(600.0).view(20, 30)[::2, 1:]),
+        "many blocks": lambda: viz.draw_storage(torch.randn(9, 7, 3, 16)),
+        "scalar": lambda: viz.draw_storage(torch.tensor(3.5)),
+        "empty": lambda: viz.draw_storage(torch.zeros(0, 3)),
+        "meta": lambda: viz.draw_storage(torch.empty(2, 3, device="meta")),
     }
 
 
 @pytest.mark.parametrize("name", list(notebook_storage_drawings()))
 def test_storage_drawing_is_legible(name):
-    drawing = notebook_storage_drawings()[name]
+    drawing = notebook_storage_drawings()[name]()
     texts, _ = assert_legible(drawing)
     assert texts[0].what.startswith("storage: ")
 
@@ -205,10 +205,38 @@ def transformer_loss():
     return layer, x, loss
 
 
-@pytest.mark.parametrize("show_saved", [False, True])
-def test_transformer_encoder_layer_graph_is_legible(show_saved):
+@pytest.mark.parametrize("mode", ["plain", "saved", "tensors"])
+def test_transformer_encoder_layer_graph_is_legible(mode):
     layer, x, loss = transformer_loss()
-    drawing = viz.draw_graph(loss, show_saved=show_saved, params=dict(layer.named_parameters()), names={"x": x})
+    if mode == "tensors":
+        loss.backward()
+    drawing = viz.draw_graph(loss, show_saved=mode == "saved", show_tensors=mode == "tensors",
+                             params=dict(layer.named_parameters()), names={"x": x})
     texts, rects = assert_legible(drawing)
     assert len(rects) > 40
     assert "self_attn.in_proj_weight" in {t.what for t in texts}
+
+
+def test_small_graphs_are_legible():
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = a.clone()
+    b[1:].mul_(2)  # CopySlices with its region
+    y = b.sin()
+    b.add_(1)  # a stale saved tensor
+    assert_legible(viz.draw_graph(y.sum(), names={"a": a, "b": b}))
+    x = torch.arange(6.0, requires_grad=True)
+    values, _ = x.view(2, 3).max(dim=1)
+    first, second = x.split(3)
+    assert_legible(viz.draw_graph((first * second).sum() + values.sum()))  # labelled multi-output edges
+    w = torch.tensor([0.5, 1.5], requires_grad=True)
+    (w * w * w).sum().backward(create_graph=True)
+    assert_legible(viz.draw_graph(w.grad.sum(), names={"w": w}, show_tensors=True))
+
+
+def test_backward_frames_are_legible():
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(-3.0, requires_grad=True)
+    c = torch.tensor([1.0, 2.0], requires_grad=True)
+    trace = viz.trace_backward(((a * b + a) * c).tanh().sum(), names={"a": a, "b": b, "c": c})
+    for frame in trace.frames():
+        assert_legible(frame)
