@@ -978,8 +978,9 @@ class BackwardTrace:
             for k in range(len(self.steps)):
                 display(HTML(f"<b>step {k + 1}</b>: {escape(repr(self.steps[k]))}"), self.frame(k))
             return
-        ipywidgets.interact(lambda step: display(HTML(escape(repr(self.steps[step - 1]))), self.frame(step - 1)),
-                            step=ipywidgets.IntSlider(min=1, max=len(self.steps), value=1))
+        slider = ipywidgets.IntSlider(min=1, max=len(self.steps), value=1, description="step")
+        display(ipywidgets.interactive(
+            lambda step: display(HTML(escape(repr(self.steps[step - 1]))), self.frame(step - 1)), step=slider))
 
     def __repr__(self) -> str:
         return "BackwardTrace(\n" + "".join(f"  {k + 1}. {s!r}\n" for k, s in enumerate(self.steps)) + ")"

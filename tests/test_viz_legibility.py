@@ -142,6 +142,9 @@ def notebook_storage_drawings():
     batch = torch.randn(2, 3, 5, 5)
     points = torch.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
     zeros = torch.zeros(1, 2, 3)
+    nine = torch.arange(1.0, 10.0).view(3, 3)
+    six = torch.arange(6.0)
+    weights = torch.tensor([0.2126, 0.7152, 0.0722])
     return {
         "t": lambda: viz.draw_storage(t, names=["t"]),
         "t.t()": lambda: viz.draw_storage(small, small.t(), names=["t", "t.t()"]),
@@ -154,6 +157,12 @@ def notebook_storage_drawings():
                                           names=["t", "t.transpose(0, 2)", "t.transpose(1, 2)"]),
         "4-D": lambda: viz.draw_storage(batch, batch.transpose(1, 3), names=["batch", "batch.transpose(1, 3)"]),
         "points": lambda: viz.draw_storage(points, points[1:], points[:, 0], names=["points", "points[1:]", "points[:, 0]"]),
+        "strided patterns": lambda: viz.draw_storage(nine, nine.t(), nine.diagonal(), nine[0].expand(2, 3),
+                                                     names=["t", "t.t()", "t.diagonal()", "t[0].expand(2, 3)"]),
+        "windows": lambda: viz.draw_storage(six, six.unfold(0, 3, 1), names=["x", "x.unfold(0, 3, 1)"]),
+        "broadcast weights": lambda: viz.draw_storage(weights, weights[:, None, None].expand(3, 2, 2),
+                                                      names=["weights", "unsqueezed_weights.expand(3, 2, 2)"]),
+        "highlighted": lambda: viz.draw_storage(points, points[1], highlight=[(1, 1), (1,)]),
         "300": lambda: viz.draw_storage(torch.arange(300.0).view(3, 100)),
         "long rows": lambda: viz.draw_storage(torch.arange(600.0).view(20, 30)[::2, 1:]),
         "many blocks": lambda: viz.draw_storage(torch.randn(9, 7, 3, 16)),
