@@ -3,8 +3,11 @@ every text lies inside the cell or box it labels (or clear of every box), nothin
 graph edges pass between boxes instead of through them. Run on the tensors the notebooks draw, on a
 permuted 3-D view, on 4-D views, and on the graph of a TransformerEncoderLayer."""
 
+import importlib.util
 import math
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -249,3 +252,24 @@ def test_backward_frames_are_legible():
     trace = viz.trace_backward(((a * b + a) * c).tanh().sum(), names={"a": a, "b": b, "c": c})
     for frame in trace.frames():
         assert_legible(frame)
+
+
+# ------------------------------------------------------------------------------------------------
+# the pictures the docs build draws (docs/hooks/optable.py)
+
+
+def _docs_hook():
+    path = Path(__file__).resolve().parents[1] / "docs" / "hooks" / "optable.py"
+    spec = importlib.util.spec_from_file_location("optable_for_viz", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+DOCS = _docs_hook()
+
+
+@pytest.mark.parametrize("name", list(DOCS.DRAWINGS))
+def test_docs_drawing_is_legible(name):
+    svg = re.search(r"<svg .*</svg>", DOCS.render_drawing(name), re.S).group(0)
+    assert_legible(viz.Drawing(svg))
