@@ -7,6 +7,7 @@ import pytest
 
 import minitorch as torch
 from minitorch import viz
+from minitorch.viz.storage import CELL_HEIGHT
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -186,7 +187,7 @@ def storage_cells(drawing) -> list[str]:
     found = []
     for t in root.iter(SVG + "text"):
         for x, y in centres:
-            if abs(float(t.get("x")) - x) < 0.2 and y < float(t.get("y")) < y + viz.CELL_HEIGHT:
+            if abs(float(t.get("x")) - x) < 0.2 and y < float(t.get("y")) < y + CELL_HEIGHT:
                 found.append("".join(t.itertext()))
     return found
 
