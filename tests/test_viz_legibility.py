@@ -273,3 +273,11 @@ DOCS = _docs_hook()
 def test_docs_drawing_is_legible(name):
     svg = re.search(r"<svg .*</svg>", DOCS.render_drawing(name), re.S).group(0)
     assert_legible(viz.Drawing(svg))
+
+
+def test_block_titles_wider_than_their_blocks_keep_apart():
+    t = torch.zeros(1, 2, 3).transpose(0, 2)  # blocks one column wide, titles "[0, :, :]" wider than that
+    _, _, texts, _, _ = measure(viz.draw_storage(t, names=["t"]))
+    titles = sorted((x for x in texts if x.what.endswith(":, :]")), key=lambda x: x.left)
+    assert len(titles) == 3
+    assert all(b.left - a.right >= 15 for a, b in zip(titles, titles[1:]))

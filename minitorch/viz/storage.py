@@ -198,7 +198,7 @@ def _draw_view(canvas: _Canvas, t: Tensor, name: str, k: int, values: list[str],
                 x += 24 + gap
                 continue
             right, block_bottom = _draw_block(canvas, t, key, x, y, values, cell_width, colour, light, point)
-            x, bottom = right + gap, max(bottom, block_bottom)
+            x, bottom = max(right, x + width) + gap, max(bottom, block_bottom)  # a title may be wider than its cells
         y = bottom + gap
     return y - gap
 
