@@ -418,7 +418,8 @@ def _label_place(label: str, hops: list[tuple[float, float, float, float]],
             if box[1] < y1 + 1 or box[3] > y2 - 1:
                 continue
             first = first or box
-            if not any(box[0] < p[2] and p[0] < box[2] and box[1] < p[3] and p[1] < box[3] for p in placed):
+            if not any(box[0] < p[2] + 8 and p[0] < box[2] + 8 and box[1] < p[3] + 2 and p[1] < box[3] + 2
+                       for p in placed):  # a little space between labels, so two never read as one
                 placed.append(box)
                 return x, y + 4
     box = first or (hops[-1][0] + 4, hops[-1][1], 0, 0)
