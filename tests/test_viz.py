@@ -7,6 +7,7 @@ import pytest
 
 import minitorch as torch
 from minitorch import viz
+from minitorch.viz.storage import CELL_HEIGHT
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -179,11 +180,16 @@ def test_deep_graph_does_not_recurse():
 
 
 def storage_cells(drawing) -> list[str]:
-    """The labels of the strip's cells: the value texts at the strip's height."""
+    """The values written in the storage strip's cells (the strip is the first row of rects)."""
     root = ET.fromstring(drawing.svg)
-    rect_ys = [float(r.get("y")) for r in root.iter(SVG + "rect") if r.get("fill") == "#fafafa"]
-    top = rect_ys[0]
-    return ["".join(t.itertext()) for t in root.iter(SVG + "text") if abs(float(t.get("y")) - (top + 19)) < 0.01]
+    cells = [r for r in root.iter(SVG + "rect") if r.get("stroke") == "#333"]
+    centres = {(round(float(r.get("x")) + float(r.get("width")) / 2, 1), float(r.get("y"))) for r in cells}
+    found = []
+    for t in root.iter(SVG + "text"):
+        for x, y in centres:
+            if abs(float(t.get("x")) - x) < 0.2 and y < float(t.get("y")) < y + CELL_HEIGHT:
+                found.append("".join(t.itertext()))
+    return found
 
 
 def test_storage_of_transpose_shares_cells():
@@ -195,9 +201,12 @@ def test_storage_of_transpose_shares_cells():
     assert "t: size (2, 3)  stride (3, 1)  offset 0  contiguous=True" in lines
     assert "t.t(): size (3, 2)  stride (1, 3)  offset 0  contiguous=False" in lines
     assert "[i, j] -> storage[0 + i*1 + j*3]" in lines
-    assert "1,0->1" in lines and "0,1->3" in lines  # element (1, 0) of t.t() is storage[1]
+    assert "t.t()[1, 1] -> storage[0 + 1*1 + 1*3] = storage[4]" in lines  # the highlighted element, worked out
+    assert lines.count("s[1]") == 2 and lines.count("s[3]") == 2  # each element names its storage position
     root = ET.fromstring(drawing.svg)
-    assert len(list(root.iter(SVG + "line"))) == 12  # one mapping line per element of each view
+    assert not list(root.iter(SVG + "line"))  # no line per element: positions and colours say it
+    highlighted = [r for r in root.iter(SVG + "rect") if r.get("stroke-width") == "2.5"]
+    assert len(highlighted) == 2
 
 
 def test_storage_of_slice_has_offset_and_unused_cells():
@@ -206,10 +215,10 @@ def test_storage_of_slice_has_offset_and_unused_cells():
     drawing = viz.draw_storage(column, names=["t[:, 2]"])
     lines = texts(drawing)
     assert "t[:, 2]: size (2,)  stride (5,)  offset 2  contiguous=False" in lines
-    assert "0->2" in lines and "1->7" in lines
+    assert "s[2]" in lines and "s[7]" in lines
     assert storage_cells(drawing) == [str(v) for v in range(10)]
     root = ET.fromstring(drawing.svg)
-    ticks = [r for r in root.iter(SVG + "rect") if r.get("height") == "3"]
+    ticks = [r for r in root.iter(SVG + "rect") if r.get("height") == "3.0"]
     assert len(ticks) == 2  # only storage[2] and storage[7] are used by the view
 
 
@@ -222,19 +231,106 @@ def test_storage_scalar_expand_and_meta():
     assert "?" in texts(viz.draw_storage(m))
 
 
+def test_storage_long_dimensions_and_storages_are_elided():
+    t = torch.arange(600.0).view(20, 30)
+    lines = texts(viz.draw_storage(t))
+    assert "\u2026" in lines
+    assert "s[0]" in lines and "s[599]" in lines and "s[100]" not in lines  # first and last rows and columns
+    assert "599." in lines and "300." not in lines  # the strip: first cells ... last cells
+    ticks = [r for r in ET.fromstring(viz.draw_storage(t[:, :20]).svg).iter(SVG + "rect") if r.get("height") == "3.0"]
+    read = {30 * i + j for i in range(20) for j in range(20)}
+    shown = [*range(128), *range(600 - 127, 600)]  # the strip: the first 128 cells ... the last 127
+    assert len(ticks) == sum(s in read for s in shown)  # elided view elements still tick their cells
+
+
+def test_storage_highlight_argument():
+    t = torch.arange(6.0).view(2, 3)
+    lines = texts(viz.draw_storage(t, t.t(), highlight=[(0, 2), None], names=["t", "u"]))
+    assert "t[0, 2] -> storage[0 + 0*3 + 2*1] = storage[2]" in lines
+    assert "u[1, 1] -> storage[0 + 1*1 + 1*3] = storage[4]" in lines
+    assert not any("= storage[" in line for line in texts(viz.draw_storage(t, highlight=False)))
+    with pytest.raises(IndexError, match="highlight"):
+        viz.draw_storage(t, highlight=[(2, 0)])
+    with pytest.raises(ValueError, match="highlight has 1 entries for 2 tensors"):
+        viz.draw_storage(t, t.t(), highlight=[(0, 0)])
+
+
 def test_storage_errors():
     t = torch.arange(6.0)
     with pytest.raises(ValueError, match="does not share storage"):
         viz.draw_storage(t, t.clone())
     with pytest.raises(ValueError, match="names"):
         viz.draw_storage(t, names=["a", "b"])
-    with pytest.raises(ValueError, match="at most 64"):
-        viz.draw_storage(torch.zeros(100))
-    big = torch.zeros(100)
-    with pytest.raises(ValueError, match="storage has 100 elements"):
-        viz.draw_storage(big[:4])
+    with pytest.raises(ValueError, match="at most 4 are drawn"):
+        viz.draw_storage(torch.zeros(1, 1, 1, 1, 2))
+    with pytest.raises(TypeError, match="strided"):
+        viz.draw_storage([1, 2])
 
 
 def test_storage_drawing_is_deterministic():
     t = torch.arange(12.0).view(3, 4)
     assert viz.draw_storage(t[1:, ::2]).svg == viz.draw_storage(t[1:, ::2]).svg
+
+
+# ------------------------------------------------------------------------------------------------
+# intermediate tensors, params, CopySlices regions
+
+
+def test_show_tensors_draws_each_intermediate_with_data_and_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0], requires_grad=True)
+    h = x * w
+    h.retain_grad()
+    z = torch.tanh(h)
+    loss = z.sum()
+    loss.backward()
+    drawing = viz.draw_graph(loss, names={"x": x, "w": w, "h": h, "z": z, "loss": loss}, show_tensors=True,
+                             show_saved=False)
+    kinds = boxes(drawing)
+    assert sorted(kinds["tensor"]) == ["h", "z"]
+    lines = texts(drawing)
+    assert "data: [0.5, -2.]" in lines and "grad: [0.7864, 0.07065]" in lines  # h kept its grad
+    assert "data: [0.4621, -0.964]" in lines and lines.count("grad: not kept (retain_grad())") == 2  # z, loss
+    assert "data: [1., 2.]" in lines  # leaves show their data too
+    # the tensors sit between the node that made them and the node that uses them
+    root = ET.fromstring(drawing.svg)
+    tops = {}
+    for group in root.iter(SVG + "g"):
+        tops["".join(next(group.iter(SVG + "text")).itertext())] = float(group.find(SVG + "rect").get("y"))
+    assert tops["MulBackward0"] < tops["h"] < tops["TanhBackward0"] < tops["z"] < tops["SumBackward0"]
+
+
+def test_show_tensors_finds_unnamed_data_in_saved_tensors():
+    a = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = (a.exp() * 3).sum()  # exp saves its result: the intermediate's data is known without a name
+    lines = texts(viz.draw_graph(y, show_tensors=True))
+    assert "data: [2.718, 0.1353]" in lines
+    b = torch.tensor([1.0, -2.0], requires_grad=True)
+    unknown = texts(viz.draw_graph((b * 2).sum(), show_tensors=True, show_saved=False))
+    assert "data: not kept by autograd" in unknown and "(2,) float32" in unknown
+
+
+def test_params_name_leaves_as_torchviz_does():
+    model = torch.nn.Linear(3, 2)
+    out = model(torch.ones(1, 3)).sum()
+    kinds = boxes(viz.draw_graph(out, params=dict(model.named_parameters())))
+    assert sorted(kinds["leaf"]) == ["bias", "weight"]
+    both = boxes(viz.draw_graph(out, params={"weight": model.weight}, names={"W": model.weight}))
+    assert "W" in both["leaf"]  # names win over params
+    with pytest.raises(TypeError, match=r"params\['w'\] must be a Tensor"):
+        viz.draw_graph(out, params={"w": 3})
+
+
+def test_named_intermediate_labels_its_node():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = a.sin()
+    drawing = viz.draw_graph(h.sum(), names={"h": h}, show_saved=False)
+    assert "-> h" in texts(drawing)
+
+
+def test_copyslices_shows_its_region():
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+    b = a.clone().view(2, 3)
+    b[:, 1].mul_(2)
+    lines = texts(viz.draw_graph(b, show_saved=False))
+    assert "region of the base: size (2,)" in lines and "stride (3,) offset 1" in lines

@@ -1,10 +1,12 @@
 """minitorch.viz.trace_backward: the engine's own hooks record each backward step, in the engine's order."""
 
 import re
+import sys
 
 import pytest
 
 import minitorch as torch
+from minitorch import viz
 from minitorch.viz import trace_backward
 
 
@@ -82,3 +84,40 @@ def test_a_tensor_without_a_graph_is_refused():
         trace_backward(torch.tensor(1.0, requires_grad=True))
     with pytest.raises(TypeError, match="trace_backward"):
         trace_backward([1.0])
+
+
+def _displayed(monkeypatch):
+    """Replace IPython's display with a recorder (show() imports it when called)."""
+    display_module = pytest.importorskip("IPython.display")
+    shown = []
+    monkeypatch.setattr(display_module, "display", lambda *objects, **kwargs: shown.extend(objects))
+    return shown
+
+
+def _small_trace():
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(-3.0, requires_grad=True)
+    return viz.trace_backward(a * b + a, names={"a": a, "b": b})
+
+
+def test_show_without_ipywidgets_displays_every_frame(monkeypatch):
+    shown = _displayed(monkeypatch)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import ipywidgets raises ImportError
+    trace = _small_trace()
+    trace.show()
+    frames = [o for o in shown if isinstance(o, viz.Drawing)]
+    assert [f.svg for f in frames] == [f.svg for f in trace.frames()]
+    assert len(shown) == 2 * len(trace)  # a caption and a picture per step
+
+
+def test_show_with_ipywidgets_is_a_slider(monkeypatch):
+    ipywidgets = pytest.importorskip("ipywidgets")
+    shown = _displayed(monkeypatch)
+    trace = _small_trace()
+    trace.show()
+    widget = next(o for o in shown if isinstance(o, ipywidgets.interactive))
+    slider = widget.children[0]
+    assert (slider.min, slider.max, slider.value) == (1, len(trace), 1)
+    assert [o.svg for o in shown if isinstance(o, viz.Drawing)] == [trace.frame(0).svg]
+    slider.value = 3  # moving the slider draws that step's frame
+    assert [o.svg for o in shown if isinstance(o, viz.Drawing)][-1] == trace.frame(2).svg

@@ -14,7 +14,7 @@ A page asks for generated content with an HTML comment on a line of its own:
 - ``<!-- minitorch:source minitorch.autograd.engine._discover -->``: the current source of a function
   or class, as a Python code block.
 - ``<!-- minitorch:drawing graph -->``: a ``minitorch.viz`` picture drawn by the current code (one of
-  ``DRAWINGS``: ``graph``, ``storage``, ``inplace``, ``backward_step``), inlined as SVG beside the code that made it.
+  ``DRAWINGS``), inlined as SVG beside the code that made it.
 
 A block between ``<!-- minitorch:if-page quantization.md -->`` and ``<!-- minitorch:end-if -->`` is
 kept only when that page exists in docs/ (pages other sessions are still writing), and such a page
@@ -56,11 +56,48 @@ loss.backward()
 viz.draw_graph(loss, names={"x": x, "w": w, "loss": loss})""",
     "storage": """t = torch.arange(6.0).view(2, 3)
 viz.draw_storage(t, t.t(), t[:, 1], names=["t", "t.t()", "t[:, 1]"])""",
+    "storage_3d": """cube = torch.arange(24.0).view(2, 3, 4)
+viz.draw_storage(cube.permute(2, 0, 1), names=["cube.permute(2, 0, 1)"])""",
     "inplace": """base = torch.tensor([1.0, 2.0, 3.0], requires_grad=True).clone()
 base[1:].mul_(2)          # an in-place op through a view rewrites the base's history (CopySlices)
 y = base.sin()            # sin saves its input, base, for backward
 base.add_(1)              # overwriting it afterwards makes that saved tensor stale (red): backward would raise
 viz.draw_graph(y.sum(), names={"base": base})""",
+    "graph_tensors": """x = torch.tensor([1.0, 2.0], requires_grad=True)
+w = torch.tensor([0.5, -1.0], requires_grad=True)
+h = x * w
+h.retain_grad()           # keep an intermediate's gradient too
+loss = torch.tanh(h).sum()
+loss.backward()
+viz.draw_graph(loss, names={"x": x, "w": w, "h": h, "loss": loss}, show_tensors=True, show_saved=False)""",
+    "tensor_views": """t = torch.arange(6.0).view(2, 3)
+viz.draw_storage(t, t.t(), t[:, 1], names=["t", "t.t()", "t[:, 1]"])""",
+    "tensor_contiguous": """t = torch.arange(6.0).view(2, 3)
+viz.draw_storage(t.t().contiguous(), names=["t.t().contiguous()"])   # a new storage, in the transposed order""",
+    "tensor_expand": """row = torch.tensor([1.0, 2.0, 3.0])
+viz.draw_storage(row, row.expand(2, 3), names=["row", "row.expand(2, 3)"])   # stride 0: one cell, read twice""",
+    "autograd_graph": """x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * x
+z = y.sum()
+viz.draw_graph(z, names={"x": x, "y": y, "z": z})""",
+    "inplace_storage": """y = torch.zeros(4)
+v = y[1:3]                # same storage, offset 1
+v.add_(1)                 # writes into y's memory; the storage's version is now 1
+viz.draw_storage(y, v, names=["y", "v = y[1:3]"])""",
+    "inplace_stale": """a = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+b = a.sigmoid()           # sigmoid saves its output, b, at version 0
+b.mul_(2)                 # version 1: the saved tensor is stale (red), backward would raise
+viz.draw_graph(b.sum(), names={"a": a, "b": b})""",
+    "inplace_copyslices": """a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+b = a.clone()
+v = b[1:3]
+v.mul_(2)                 # b's history becomes CopySlices: the region of v, the op, b's old history
+viz.draw_graph(b, names={"a": a, "b": b})""",
+    "engine_trace": """x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * x
+z = (y * 3).sum()
+trace = viz.trace_backward(z, names={"x": x, "y": y, "z": z})
+trace.frame(len(trace) - 1)   # the last step: the gradient reaches x.grad""",
     "backward_step": """a = torch.tensor(2.0, requires_grad=True)
 b = torch.tensor(-3.0, requires_grad=True)
 trace = viz.trace_backward(a * b + a, names={"a": a, "b": b})
