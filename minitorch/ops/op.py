@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from .. import _dtype
 from ..autograd import anomaly, grad_mode
-from ..autograd.graph import Node, SavedTensor, edge_of
+from ..autograd.graph import Node, SavedTensor, edge_of, pack_saved
+from ..autograd.saved_hooks import state as saved_hooks
 from ..tensor import Tensor, from_array, view_requires_grad
 from .arguments import type_name
 
@@ -143,6 +144,8 @@ class Op(Node):
                 else:  # the indices of max(dim)/sort/topk/cummax/max_pool: backward reads them (saved last)
                     saved.append(SavedTensor(output))
         self._saved = tuple(saved)
+        if saved_hooks.hooks is not None:  # inside saved_tensors_hooks: the pack hook gets what was saved
+            pack_saved(self, outputs)
         if anomaly._enabled:
             anomaly.record_traceback(self)
 
