@@ -161,7 +161,7 @@ class AccumulateGrad(Node):
         self._input_meta = ((variable._array.shape, dtype),)
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name (the class is AccumulateGrad)
 
     def _evaluate(self, grad):  # the engine accumulates (it knows about create_graph and aliasing)
         return ()
