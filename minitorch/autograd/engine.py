@@ -11,6 +11,9 @@ input run, and the gradients arriving at the inputs are captured.
 
 from __future__ import annotations
 
+import itertools
+import threading
+
 from . import grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
 from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
@@ -45,7 +48,11 @@ def run_backward(
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
     buffers: dict[Node, list] = {root: [None]}  # per node: the gradients arrived for each output
     ready = [root]
-    with grad_mode.set_grad_enabled(create_graph), quiet_floating_point(outputs if on_arrays else ()):
+    with (
+        grad_mode.set_grad_enabled(create_graph),
+        quiet_floating_point(outputs if on_arrays else ()),
+        GraphTask(towards_inputs=inputs is not None),  # which backward this is (for checkpointing)
+    ):
         while ready:
             node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
@@ -79,6 +86,33 @@ def run_backward(
     if captured is None:
         return None
     return _captured_grads(inputs, captured, accumulate, create_graph, allow_unused, owned)
+
+
+class _GraphTaskState(threading.local):
+    """The backward running in this thread (PyTorch's graph task): ``id`` is -1 outside backward,
+    ``towards_inputs`` whether it only computes the gradients of given inputs. Non-reentrant checkpointing
+    recomputes once per backward; the reentrant one refuses to run towards inputs."""
+
+    id = -1
+    towards_inputs = False
+
+
+graph_task = _GraphTaskState()
+_task_ids = itertools.count()
+
+
+class GraphTask:
+    """Marks one ``run_backward`` in ``graph_task`` (a nested backward gets its own id, then the outer's is back)."""
+
+    def __init__(self, towards_inputs: bool) -> None:
+        self.towards_inputs = towards_inputs
+
+    def __enter__(self) -> None:
+        self.outer = graph_task.id, graph_task.towards_inputs
+        graph_task.id, graph_task.towards_inputs = next(_task_ids), self.towards_inputs
+
+    def __exit__(self, *exc) -> None:
+        graph_task.id, graph_task.towards_inputs = self.outer
 
 
 def _plan(root: Node, inputs) -> tuple:
