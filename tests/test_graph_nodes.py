@@ -18,6 +18,7 @@ def test_nodes_edges_and_accumulate_grad():
     acc = exp_node.next_functions[0][0]
     assert isinstance(acc, Node) and type(acc).__name__ == "AccumulateGrad"
     assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is x and acc.next_functions == ()
+    assert repr(acc).startswith("<AccumulateGrad object at 0x")
     assert x.grad_fn is None  # a leaf has no grad_fn; its node is reached through next_functions
     assert (x * 3).grad_fn.next_functions[0][0] is acc  # one AccumulateGrad per leaf while the graph lives
     y.grad_fn.metadata["tag"] = 1

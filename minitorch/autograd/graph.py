@@ -163,6 +163,9 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"  # PyTorch's name (the class is AccumulateGrad)
 
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
     def _evaluate(self, grad):  # the engine accumulates (it knows about create_graph and aliasing)
         return ()
 
@@ -315,10 +318,12 @@ class _DeferredPacking:
 
 
 def pack_saved(node: Node, outputs: tuple | None) -> None:
-    """Hand each tensor ``node`` saved to the active pack hook, in the order saved (the one call ops make when
-    ``saved_hooks.state.hooks`` is set). ``outputs``: the node's outputs, which the pack hook receives for
+    """Hand each tensor ``node`` saved to this thread's pack hook, if any, in the order saved (the one call
+    ops make when ``saved_hooks.active``). ``outputs``: the node's outputs, which the pack hook receives for
     its saved outputs; None: rebuild them from the saved aliases."""
     hooks = _hooks_state.hooks
+    if hooks is None:  # hooks are active in another thread only
+        return
     if type(hooks) is _DeferredPacking:
         hooks.pending.append(node)
         return
