@@ -242,6 +242,8 @@ def test_context_fn_runs_forward_and_recomputation_under_its_contexts():
     y = checkpoint(lambda t: t.exp().sum(), x, use_reentrant=False, context_fn=lambda: (Tag("fwd"), Tag("re")))
     y.backward()
     assert log == ["fwd", "re"]
+    with pytest.raises(ValueError, match="debug=True is incompatible with non-default context_fn"):
+        checkpoint(lambda t: t, x, use_reentrant=False, debug=True, context_fn=lambda: (Tag("a"), Tag("b")))
 
 
 def test_reentrant_mode_errors():

@@ -36,7 +36,7 @@ from ..autograd.saved_hooks import state as _hooks_state
 from ..tensor import Tensor
 
 __all__ = [
-    "CheckpointError", "checkpoint", "checkpoint_sequential", "set_checkpoint_debug_enabled",
+    "CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn", "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop",
 ]
 
@@ -308,7 +308,8 @@ class _RecomputationPack:
         return x
 
 
-def _noop_context_fn():
+def noop_context_fn():
+    """The default ``context_fn``: no extra context around the forward or the recomputation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
@@ -318,7 +319,10 @@ def _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, co
         raise ValueError(
             f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}"
         )
-    forward_context, recompute_context = (context_fn or _noop_context_fn)()
+    debug = _debug_override if _debug_override is not None else debug
+    if debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    forward_context, recompute_context = context_fn()
     conditions = _forward_conditions(preserve_rng_state)
 
     def recompute(*inputs):
@@ -327,7 +331,6 @@ def _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, co
 
     if not grad_mode.state.enabled:  # nothing will be differentiated: nothing to save or recompute
         return function(*args, **kwargs)
-    debug = _debug_override if _debug_override is not None else debug
     stop = _early_stop_override if _early_stop_override is not None else early_stop
     frame = _Frame(recompute, stop, _METADATA[determinism_check], debug)
     frame.save_inputs(args)
@@ -379,7 +382,7 @@ class CheckpointFunction(Function):
 # the public functions -------------------------------------------------------------------------------------------
 
 
-def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=None,
+def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=noop_context_fn,
                determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
                preserve_rng_state: bool = True, **kwargs):
     """``function(*args, **kwargs)``, keeping none of its activations for backward (recomputed there instead)."""
@@ -389,7 +392,7 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=No
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if context_fn is not None or debug:
+        if context_fn is not noop_context_fn or debug:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
     return _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, context_fn,
