@@ -13,7 +13,7 @@ import pytest
 import minitorch as torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root holds benchmarks/
-from benchmarks import cases, run  # noqa: E402
+from benchmarks import cases, checkpoint_memory, run  # noqa: E402
 
 
 def as_numpy(value) -> np.ndarray:
@@ -88,6 +88,22 @@ def test_profile_prints_where_the_time_goes(capsys):
         torch.set_num_threads(threads)
     printed = capsys.readouterr().out
     assert "== overhead: 2 runs" in printed and "_record" in printed and "ratio" not in printed  # no timing table
+
+
+def test_checkpoint_memory_script(tmp_path, capsys):
+    """benchmarks/checkpoint_memory.py at a small size: every variant's gradients equal the plain run's (it checks
+    them), and checkpointing in segments lowers the traced peak."""
+    out = tmp_path / "ckpt.json"
+    threads = torch.get_num_threads()
+    try:
+        checkpoint_memory.main(["--layers", "9", "--width", "32", "--batch", "1024", "--repeats", "1",
+                                "--json", str(out)])
+    finally:
+        torch.set_num_threads(threads)
+    assert "peak MiB" in capsys.readouterr().out
+    rows = {row["variant"]: row for row in json.loads(out.read_text())}
+    assert set(rows) == {"plain", "sequential, 3 segments", "sequential, 3 segments, reentrant", "every layer"}
+    assert rows["sequential, 3 segments"]["peak_mib"] < 0.8 * rows["plain"]["peak_mib"]
 
 
 def _small_init(case_class):

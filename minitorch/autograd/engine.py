@@ -11,6 +11,9 @@ input run, and the gradients arriving at the inputs are captured.
 
 from __future__ import annotations
 
+import itertools
+import threading
+
 from . import grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
 from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
@@ -45,7 +48,11 @@ def run_backward(
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
     buffers: dict[Node, list] = {root: [None]}  # per node: the gradients arrived for each output
     ready = [root]
-    with grad_mode.set_grad_enabled(create_graph), quiet_floating_point(outputs if on_arrays else ()):
+    with (
+        grad_mode.set_grad_enabled(create_graph),
+        quiet_floating_point(outputs if on_arrays else ()),
+        GraphTask(towards_inputs=inputs is not None),  # which backward this is (for checkpointing)
+    ):
         while ready:
             node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
@@ -54,8 +61,8 @@ def run_backward(
             if captured is not None and not _capture(node, grads, captured):
                 continue
             if type(node) is AccumulateGrad:  # a leaf: into .grad
-                if accumulate and grads[0] is not None:
-                    accumulate_into(node.variable, grads[0], create_graph, owned)
+                if accumulate:
+                    _run_accumulate_grad(node, grads, create_graph, owned)
                 continue
             if node is root:  # 3. call its backward
                 grad_inputs = root.seeds
@@ -79,6 +86,33 @@ def run_backward(
     if captured is None:
         return None
     return _captured_grads(inputs, captured, accumulate, create_graph, allow_unused, owned)
+
+
+class _GraphTaskState(threading.local):
+    """The backward running in this thread (PyTorch's graph task): ``id`` is -1 outside backward,
+    ``towards_inputs`` whether it only computes the gradients of given inputs. Non-reentrant checkpointing
+    recomputes once per backward; the reentrant one refuses to run towards inputs."""
+
+    id = -1
+    towards_inputs = False
+
+
+graph_task = _GraphTaskState()
+_task_ids = itertools.count()
+
+
+class GraphTask:
+    """Marks one ``run_backward`` in ``graph_task`` (a nested backward gets its own id, then the outer's is back)."""
+
+    def __init__(self, towards_inputs: bool) -> None:
+        self.towards_inputs = towards_inputs
+
+    def __enter__(self) -> None:
+        self.outer = graph_task.id, graph_task.towards_inputs
+        graph_task.id, graph_task.towards_inputs = next(_task_ids), self.towards_inputs
+
+    def __exit__(self, *exc) -> None:
+        graph_task.id, graph_task.towards_inputs = self.outer
 
 
 def _plan(root: Node, inputs) -> tuple:
@@ -192,10 +226,7 @@ def _run_tensor_pre_hooks(node: Node, grads: list, create_graph: bool, owned: se
 def _call_node(node: Node, grads: list) -> tuple:
     """Pre-hooks, the node's backward, post-hooks, then the gradients checked against the inputs."""
     if node._pre_hooks:
-        for fn in list(node._pre_hooks.values()):
-            replaced = fn(tuple(grads))
-            if replaced is not None:
-                grads = list(replaced)
+        grads = _run_node_pre_hooks(node, grads)
     if all(g is None for g in grads) and not getattr(node, "_always_called", False):
         return (None,) * len(node.next_functions)  # nothing flows through a built-in op
     try:
@@ -207,14 +238,54 @@ def _call_node(node: Node, grads: list) -> tuple:
     if not isinstance(grad_inputs, tuple):
         grad_inputs = (grad_inputs,)
     if node._post_hooks:
-        for fn in list(node._post_hooks.values()):
-            replaced = fn(grad_inputs, tuple(grads))
-            if replaced is not None:
-                grad_inputs = tuple(replaced)
+        grad_inputs = _run_node_post_hooks(node, grad_inputs, grads)
     grad_inputs = validate_grads(node, grad_inputs)
     if is_anomaly_enabled():
         check_nan(node, grad_inputs)
     return grad_inputs
+
+
+def _run_accumulate_grad(node: AccumulateGrad, grads: list, create_graph: bool, owned: set) -> None:
+    """A leaf's AccumulateGrad node: its pre-hooks, the gradient added into ``.grad`` (then the leaf's
+    post-accumulate-grad hooks), its hooks, in PyTorch's order. (Tensor hooks ran before, as for any node.)"""
+    if node._pre_hooks:
+        grads = _run_node_pre_hooks(node, grads)
+    if grads[0] is not None:
+        accumulate_into(node.variable, grads[0], create_graph, owned)
+    if node._post_hooks:
+        _run_node_post_hooks(node, (), grads)
+
+
+def _run_node_pre_hooks(node: Node, grads: list) -> list:
+    """``node.register_prehook`` hooks in registration order; each may return replacement ``grad_outputs``."""
+    for fn in list(node._pre_hooks.values()):
+        replaced = _checked_hook_result(fn, fn(tuple(grads)), len(grads))
+        if replaced is not None:
+            grads = list(replaced)
+    return grads
+
+
+def _run_node_post_hooks(node: Node, grad_inputs: tuple, grads: list) -> tuple:
+    """``node.register_hook`` hooks in registration order; each may return replacement ``grad_inputs``."""
+    for fn in list(node._post_hooks.values()):
+        replaced = _checked_hook_result(fn, fn(grad_inputs, tuple(grads)), len(grad_inputs))
+        if replaced is not None:
+            grad_inputs = replaced
+    return grad_inputs
+
+
+def _checked_hook_result(fn, result, expected: int):
+    """A node hook returns None or a tuple of as many gradients as it was given (PyTorch's checks)."""
+    if result is None:
+        return None
+    if type(result) is not tuple:
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != expected:
+        raise RuntimeError(
+            f"hook '{getattr(fn, '__name__', 'hook')}' has returned an incorrect number of values "
+            f"(got {len(result)}, but expected {expected})"
+        )
+    return result
 
 
 def validate_grads(node: Node, grad_inputs: tuple) -> tuple:
@@ -297,6 +368,9 @@ def _captured_grads(inputs, captured, accumulate, create_graph, allow_unused, ow
                 "graph. Set allow_unused=True if this is the desired behavior."
             )
         if accumulate and g is not None:
-            accumulate_into(tensor, g, create_graph, owned)
+            if type(edge[0]) is AccumulateGrad:  # backward(inputs=[leaf]) runs the leaf's node and its hooks
+                _run_accumulate_grad(edge[0], [g], create_graph, owned)
+            else:
+                accumulate_into(tensor, g, create_graph, owned)
         result.append(g)
     return tuple(result)

@@ -19,8 +19,8 @@ import inspect
 from .._backends import backend_for
 from ..creation import zeros
 from ..tensor import Tensor, from_array
-from . import anomaly, grad_mode
-from .graph import Node, SavedTensor, edge_of
+from . import anomaly, grad_mode, saved_hooks
+from .graph import Node, SavedTensor, edge_of, pack_saved
 from .view_history import rebase_base_through_view
 
 
@@ -245,6 +245,8 @@ def _finish_outputs(ctx, args: tuple, outputs: tuple, record: bool) -> tuple:
         if is_view and not any(out is d for d in dirty):
             out._meta.creation = "custom_function"
     ctx._saved = tuple(_saved(t, finished, ctx) for t in ctx.__dict__.pop("to_save", ()))
+    if saved_hooks.active:
+        pack_saved(ctx, tuple(finished))
     if anomaly._enabled:
         anomaly.record_traceback(ctx)
     return tuple(finished)

@@ -3,6 +3,9 @@
 A Node is one recorded op. ``next_functions[i]`` is the edge ``(node, output_nr)`` along which
 the gradient of the op's i-th input flows; a leaf's edge ends in its AccumulateGrad node. A Node
 is also the ``ctx`` its op saved values on, so there is one object per recorded op.
+
+This module is also PyTorch's ``torch.autograd.graph``: ``Node``, the saved-tensor hooks
+(saved_hooks.py) and ``increment_version``.
 """
 
 from __future__ import annotations
@@ -11,8 +14,15 @@ import itertools
 import weakref
 
 from .._dtype import float32
-from ..tensor import from_array
+from ..tensor import Tensor, from_array
+from . import grad_mode
 from .anomaly import is_anomaly_enabled
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
+from .saved_hooks import state as _hooks_state
+
+__all__ = [
+    "Node", "disable_saved_tensors_hooks", "increment_version", "save_on_cpu", "saved_tensors_hooks",
+]
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -20,7 +30,6 @@ ERR_BACKWARD_TWICE = (
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
 )
-
 
 
 class RemovableHandle:
@@ -104,9 +113,11 @@ class Node:
                     if s.tensor._storage.version != s.version:
                         raise RuntimeError(_modified_message(s.tensor, self, s, s.tensor._storage.version))
                     s = s.tensor._array
+                elif type(s) is PackedSavedTensor:
+                    s = s.unpack(self)._array
                 arrays.append(s)
             return tuple(arrays)
-        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
+        return tuple([s.unpack(self) if type(s) is SavedTensor or type(s) is PackedSavedTensor else s for s in saved])
 
     def release_saved(self) -> None:
         if self._saved:
@@ -150,7 +161,10 @@ class AccumulateGrad(Node):
         self._input_meta = ((variable._array.shape, dtype),)
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name (the class is AccumulateGrad)
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
 
     def _evaluate(self, grad):  # the engine accumulates (it knows about create_graph and aliasing)
         return ()
@@ -242,3 +256,112 @@ def _modified_message(tensor, owner: Node, saved: SavedTensor, current: int) -> 
         f"operation: [{tensor.type()} {shape}]{which} is at version {current}; expected version "
         f"{saved.version} instead. {hint}"
     )
+
+
+# saved-tensor hooks ---------------------------------------------------------------------------------------------
+
+_PACK_MODIFIED_INPUT = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+    "to perform in-place operations on the input to a pack hook."
+)
+
+
+class PackedSavedTensor:
+    """A saved tensor kept as what the pack hook returned (``saved_tensors_hooks``), not as the tensor.
+
+    Unpacking calls the unpack hook and gives its result the saved tensor's history: the node's own edge for an
+    output, the input's grad_fn (or its leaf's AccumulateGrad) otherwise, so double backward reaches the same
+    graph. There is no version check, as in PyTorch: the graph no longer holds the tensor to compare.
+    """
+
+    __slots__ = ("packed", "unpack_hook", "output_nr", "history")
+
+    def __init__(self, entry: SavedTensor, original, hooks: tuple) -> None:
+        pack_hook, self.unpack_hook = hooks
+        self.output_nr = entry.output_nr
+        self.history = entry.history if entry.output_nr is not None else edge_of(original)
+        version = original._version
+        with grad_mode.no_grad():
+            self.packed = pack_hook(original)
+        if original._version != version:
+            raise RuntimeError(_PACK_MODIFIED_INPUT)
+
+    def unpack(self, owner: Node):
+        tensor = self.unpack_hook(self.packed)
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                f"{type(tensor).__name__}"
+            )
+        alias = tensor._alias()
+        if self.output_nr is None:
+            node, output_nr = self.history
+        else:
+            node, output_nr = self.history or (owner, self.output_nr)
+        if type(node) is AccumulateGrad:  # a leaf: gradients through the alias reach the leaf's .grad
+            alias._autograd_meta().accumulator = weakref.ref(node)
+            alias._requires_grad = True
+        elif node is not None:
+            alias._grad_fn, alias._output_nr = node, output_nr
+            alias._requires_grad = True
+        return alias
+
+
+class _DeferredPacking:
+    """Stands in for the hooks while an in-place op runs: the nodes recorded are packed after the write."""
+
+    __slots__ = ("hooks", "pending")
+
+    def __init__(self, hooks: tuple) -> None:
+        self.hooks, self.pending = hooks, []
+
+
+def pack_saved(node: Node, outputs: tuple | None) -> None:
+    """Hand each tensor ``node`` saved to this thread's pack hook, if any, in the order saved (the one call
+    ops make when ``saved_hooks.active``). ``outputs``: the node's outputs, which the pack hook receives for
+    its saved outputs; None: rebuild them from the saved aliases."""
+    hooks = _hooks_state.hooks
+    if hooks is None:  # hooks are active in another thread only
+        return
+    if type(hooks) is _DeferredPacking:
+        hooks.pending.append(node)
+        return
+    saved = node._saved
+    if saved:
+        node._saved = tuple(
+            PackedSavedTensor(s, _original(node, s, outputs), hooks) if type(s) is SavedTensor else s for s in saved
+        )
+
+
+def _original(node: Node, entry: SavedTensor, outputs: tuple | None):
+    if entry.output_nr is None:
+        return entry.tensor
+    if outputs is not None:
+        return outputs[entry.output_nr]
+    tensor = entry.tensor._alias()
+    tensor._grad_fn, tensor._output_nr = entry.history or (node, entry.output_nr)
+    tensor._requires_grad = True
+    return tensor
+
+
+def packing_after(run):
+    """``run()`` (an in-place op: the out-of-place op, then the write into ``self``) with the packing of what it
+    saves held back until the write is done: the pack hook then sees the saved copy of an overwritten input and
+    the written output, what PyTorch's in-place kernels save."""
+    hooks = _hooks_state.hooks
+    deferred = _hooks_state.hooks = _DeferredPacking(hooks)
+    try:
+        result = run()
+    finally:
+        _hooks_state.hooks = hooks
+    for node in deferred.pending:
+        pack_saved(node, None)
+    return result
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter of ``tensor`` (or of each tensor in an iterable), as an in-place write would:
+    for code that writes a tensor's memory behind autograd's back."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._bump_version()

@@ -12,8 +12,8 @@ from collections import namedtuple
 
 from .._backends import backend_for
 from .._device import device
-from ..autograd import grad_mode
-from ..autograd.graph import SavedTensor
+from ..autograd import grad_mode, saved_hooks
+from ..autograd.graph import SavedTensor, pack_saved
 from ..ops.blas import SCALAR_TYPE
 from ..ops.op import Op
 from ..tensor import Tensor
@@ -183,6 +183,8 @@ class MultiOutputOp(Op):
         super()._record(args, outputs)
         if self.save_output:
             self._saved = self._saved + tuple(SavedTensor(out, i) for i, out in enumerate(outputs) if i > 0)
+            if saved_hooks.active:  # the outputs saved here (the first ones were packed by Op._record)
+                pack_saved(self, outputs)
 
 
 # differentiable helpers for backward rules ----------------------------------------------------

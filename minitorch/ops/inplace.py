@@ -17,8 +17,8 @@ PyTorch raises to keep in-place writes sound are raised here (``check_inplace``)
 from __future__ import annotations
 
 from .. import _dtype
-from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor
+from ..autograd import grad_mode, saved_hooks
+from ..autograd.graph import Node, SavedTensor, packing_after
 from ..autograd.view_history import INTERNAL_OVERLAP_MESSAGE, check_view_rebase, rebase_base_through_view
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
 from .indexing import assignment_index
@@ -166,6 +166,13 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
             result = fn(self, *args, **kwargs)
         write_result(self, result, op_name)
         return self
+    if saved_hooks.state.hooks is not None:  # inside saved_tensors_hooks: pack what the op saved once it has written
+        return packing_after(lambda: _record_write(self, fn, args, kwargs, op_name))
+    return _record_write(self, fn, args, kwargs, op_name)
+
+
+def _record_write(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Tensor:
+    """Run the op on ``self``'s current value, write the result into ``self`` and rewrite the history."""
     source = _with_history(self)
     result = fn(source, *args, **kwargs)
     node = result._grad_fn

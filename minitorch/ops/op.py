@@ -14,8 +14,8 @@ are reduced by the engine, so a rule like ``grad * b`` never has to sum over bro
 from __future__ import annotations
 
 from .. import _dtype
-from ..autograd import anomaly, grad_mode
-from ..autograd.graph import Node, SavedTensor, edge_of
+from ..autograd import anomaly, grad_mode, saved_hooks
+from ..autograd.graph import Node, SavedTensor, edge_of, pack_saved
 from ..tensor import Tensor, from_array, view_requires_grad
 from .arguments import type_name
 
@@ -146,6 +146,8 @@ class Op(Node):
                 else:  # the indices of max(dim)/sort/topk/cummax/max_pool: backward reads them (saved last)
                     saved.append(SavedTensor(output))
         self._saved = tuple(saved)
+        if saved_hooks.active:  # inside saved_tensors_hooks (in some thread): the pack hook gets what was saved
+            pack_saved(self, outputs)
         if anomaly._enabled:
             anomaly.record_traceback(self)
 

@@ -1,31 +1,44 @@
 """Activation checkpointing: trade compute for memory by recomputing a segment's forward in backward.
 
-``checkpoint(fn, *args, use_reentrant=False)`` keeps none of ``fn``'s intermediate activations for backward:
-when the gradient arrives, ``fn`` runs again (with the random state it first saw, so dropout draws the same
-mask) and the gradient flows through that recomputed graph. The gradients equal those without checkpointing.
+``checkpoint(fn, *args, use_reentrant=False)`` keeps none of the tensors ``fn``'s ops save for backward:
+when backward first needs one, ``fn`` runs again (with the random state it first saw, so dropout draws the
+same mask) and the recomputed values are handed to the original graph. The gradients equal those without
+checkpointing.
 
-- ``use_reentrant=False`` (PyTorch's recommendation): gradients reach every tensor ``fn`` uses that requires
-  grad, its arguments and the parameters it reads alike, even when no argument requires grad. minitorch finds
-  those tensors by running the first forward with the graph recorded and walking it (the graph is dropped when
-  ``checkpoint`` returns, so the memory saved between forward and backward is PyTorch's); PyTorch uses
-  saved-tensor hooks instead.
-- ``use_reentrant=True`` (the default when omitted, with PyTorch's warning): the forward runs under
-  ``no_grad``; only arguments carry the gradient out, so if none requires grad, nothing does (PyTorch's
-  "None of the inputs have requires_grad=True" warning), and keyword arguments are refused.
+- ``use_reentrant=False`` (PyTorch's recommendation), built on saved-tensor hooks as in PyTorch: during the
+  forward, the pack hook replaces each saved tensor by an empty holder (the activations are freed as soon as
+  nothing else uses them); the first unpack in a backward reruns ``fn`` under a second pair of hooks that
+  fill the holders, and stops as soon as the last one is filled (early stop). The outputs keep the graph of
+  the first forward, so gradients reach everything ``fn`` used (arguments, parameters, captured tensors),
+  ``autograd.grad`` and double backward work, and a recomputation that saves tensors of other shapes, dtypes
+  or devices (or a different number of them) raises ``CheckpointError``.
+- ``use_reentrant=True`` (the default when omitted, with PyTorch's warning): one custom Function runs
+  ``fn`` under ``no_grad``; its backward recomputes ``fn`` with grad enabled and runs a nested backward
+  through it. Only arguments carry gradients out, keyword arguments are refused, and it cannot be used with
+  ``autograd.grad`` or ``backward(inputs=...)``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import warnings
+import weakref
+from collections import defaultdict
 
 from .. import random as _random
+from ..amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ..autograd import Function, grad_mode
 from ..autograd import backward as _backward
-from ..autograd import grad as _grad
-from ..autograd.graph import AccumulateGrad
+from ..autograd.engine import graph_task
+from ..autograd.graph import PackedSavedTensor, SavedTensor, saved_tensors_hooks
+from ..autograd.saved_hooks import state as _hooks_state
 from ..tensor import Tensor
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
+__all__ = [
+    "CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn", "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+]
 
 _NO_REENTRANT_CHOICE = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, "
@@ -33,13 +46,26 @@ _NO_REENTRANT_CHOICE = (
     "if you need to preserve the current default behavior, you can pass use_reentrant=True. Refer to docs for "
     "more details on the differences between the two variants."
 )
+_SEQUENTIAL_NO_REENTRANT_CHOICE = (
+    "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. In "
+    "version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is recommended, "
+    "but if you need to preserve the current default behavior, you can pass use_reentrant=True. Refer to docs "
+    "for more details on the differences between the two variants."
+)
+
+
+_DEBUG_TIP = (
+    "\n\nTip: To see a more detailed error message, either pass `debug=True` to "
+    "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block with "
+    "`with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to enable checkpoint-debug mode globally."
+)
 
 
 class CheckpointError(RuntimeError):
-    """The recomputed forward differs from the first one (shapes or dtypes of its outputs)."""
+    """The recomputation did not save what the first forward saved (non-reentrant checkpoint)."""
 
 
-# random state: the recomputation must draw what the first forward drew -----------------------------------------
+# random and autocast state: the recomputation must run as the first forward did ---------------------------------
 
 
 def _rng_states() -> dict:
@@ -65,145 +91,319 @@ class _ForkedRng:
                 _random._default_generators[name].set_state(state)
 
 
-# the recomputation --------------------------------------------------------------------------------------------
+def _autocast_states() -> list:
+    """The autocast setting of each device type where it is on (the recomputation runs under the same)."""
+    return [(device, get_autocast_dtype(device)) for device in ("cpu", "cuda") if is_autocast_enabled(device)]
 
 
-def _tensor_outputs(outputs) -> tuple:
-    if isinstance(outputs, Tensor):
-        return (outputs,)
-    if isinstance(outputs, (tuple, list)):
-        return tuple(o for o in outputs if isinstance(o, Tensor))
-    raise TypeError(f"checkpoint: the function must return a Tensor or a tuple of them, got {type(outputs).__name__}")
+def _forward_conditions(preserve_rng_state: bool):
+    """A function that enters, in a recomputation, the random state and autocast the forward saw."""
+    rng = _rng_states() if preserve_rng_state else None
+    casts = _autocast_states()
+
+    def conditions() -> contextlib.ExitStack:
+        stack = contextlib.ExitStack()
+        stack.enter_context(_ForkedRng(rng))
+        stack.enter_context(autocast("cpu", enabled=False))  # off unless the forward had it on
+        for device, dtype in casts:
+            stack.enter_context(autocast(device, dtype=dtype))
+        return stack
+
+    return conditions
 
 
-def _rebuild(template, tensors: list):
-    """``template``'s structure (a tensor, or a tuple/list with non-tensors) with its tensors taken in order."""
-    if isinstance(template, Tensor):
-        return tensors.pop(0)
-    return type(template)(tensors.pop(0) if isinstance(o, Tensor) else o for o in template)
+# debugging and early stop switches ------------------------------------------------------------------------------
+
+_early_stop_override: bool | None = None
+_debug_override: bool | None = None
 
 
-def _detached_like(args: tuple) -> tuple:
-    """Each tensor argument as a fresh leaf with the same ``requires_grad`` (the segment's graph starts there)."""
-    return tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in args)
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Checkpoints whose forward runs inside stop (or, with False, do not stop) their recomputation as soon as
+    every tensor the backward needs is recomputed, whatever their ``early_stop`` argument."""
+    global _early_stop_override
+    previous, _early_stop_override = _early_stop_override, enable
+    try:
+        yield
+    finally:
+        _early_stop_override = previous
 
 
-def _check_same(first: tuple, again: tuple) -> None:
-    described = [(tuple(t.shape), t.dtype) for t in first]
-    redone = [(tuple(t.shape), t.dtype) for t in again]
-    if described != redone:
-        raise CheckpointError(
-            "torch.utils.checkpoint: Recomputed values have different metadata than during the forward pass: "
-            f"{described} then {redone}"
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Checkpoints inside behave as with ``debug=enabled`` (None: as their own argument says)."""
+    global _debug_override
+    previous, _debug_override = _debug_override, enabled
+    try:
+        yield
+    finally:
+        _debug_override = previous
+
+
+# non-reentrant: saved-tensor hooks ------------------------------------------------------------------------------
+
+
+class _Holder:
+    """What the graph keeps instead of a saved tensor: per backward (graph task id), a handle to the
+    recomputed value (None once handed out)."""
+
+    __slots__ = ("handles", "__weakref__")
+
+    def __init__(self) -> None:
+        self.handles: dict = {}
+
+
+class _Handle:
+    __slots__ = ("__weakref__",)
+
+
+class _StopRecomputation(Exception):
+    """Raised by the recomputation's pack hook once every holder is filled (early stop)."""
+
+
+def _default_metadata(x: Tensor) -> dict:
+    return {"shape": x.shape, "dtype": x.dtype, "device": x.device}
+
+
+_METADATA = {"default": _default_metadata, "none": lambda _: None}
+_outside_backward_ids = itertools.count(-2, -1)  # unpacking outside a backward (ctx.saved_tensors by hand)
+
+
+class _Frame:
+    """One checkpointed call: its inputs, how to run it again, and the holders its saved tensors became."""
+
+    def __init__(self, recompute, early_stop: bool, metadata_fn, debug: bool) -> None:
+        self.recompute = recompute
+        self.early_stop = early_stop
+        self.metadata_fn = metadata_fn
+        self.weak_holders: list = []  # one per tensor saved in the forward, in order
+        self.metadata: list = []
+        self.saved_by: list | None = [] if debug else None  # debug: which op saved each tensor
+        self.recomputed_by: dict = defaultdict(list)
+        self.recomputed: dict = defaultdict(weakref.WeakKeyDictionary)  # graph task -> {handle: tensor}
+        self.counter: dict = defaultdict(int)  # graph task -> tensors saved so far by its recomputation
+        self.done: set = set()  # graph tasks whose recomputation ran
+        self.forward_completed = False
+        self.ignore_mismatch = False
+        self.inputs: list = []
+
+    def save_inputs(self, args: tuple) -> None:
+        """The arguments, kept for the recomputation as an op keeps its inputs (version-checked; through the
+        saved-tensor hooks active around the checkpoint, if any)."""
+        hooks = _hooks_state.hooks
+        saved = []
+        for a in args:
+            if isinstance(a, Tensor):
+                a = SavedTensor(a)
+                if hooks is not None:
+                    a = PackedSavedTensor(a, a.tensor, hooks)
+            saved.append(a)
+        self.inputs = saved
+
+    def get_inputs(self) -> list:
+        return [a.unpack(None) if isinstance(a, (SavedTensor, PackedSavedTensor)) else a for a in self.inputs]
+
+    # the forward's hooks
+    def pack(self, x: Tensor) -> _Holder:
+        holder = _Holder()
+        self.weak_holders.append(weakref.ref(holder))
+        with grad_mode.no_grad():
+            self.metadata.append(self.metadata_fn(x))
+        if self.saved_by is not None:
+            self.saved_by.append(_describe(x))
+        return holder
+
+    def unpack(self, holder: _Holder) -> Tensor:
+        task = graph_task.id if graph_task.id != -1 else next(_outside_backward_ids)
+        if task not in self.done:
+            self._recompute(task)
+        handle = holder.handles.get(task)
+        if handle is None:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already unpacked once. "
+                "If you are calling ctx.saved_tensors in backward, make sure to do so only once. Otherwise please "
+                "open an issue with details on your use case."
+            )
+        holder.handles[task] = None
+        return self.recomputed[task][handle]
+
+    def _recompute(self, task: int) -> None:
+        args = self.get_inputs()
+        try:
+            with saved_tensors_hooks(_RecomputationPack(self, task), _identity), grad_mode.enable_grad():
+                self.recompute(*args)
+        except _StopRecomputation:
+            pass
+        self.done.add(task)
+        self._check_recomputed(task)
+
+    def _check_recomputed(self, task: int) -> None:
+        if self.ignore_mismatch:
+            return
+        if self.counter[task] != len(self.weak_holders):
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
+                f"recomputation.\nNumber of tensors saved during forward: {len(self.weak_holders)}\n"
+                f"Number of tensors saved during recomputation: {self.counter[task]}." + self._debug_log(task)
+            )
+        different = ""
+        for index, weak in enumerate(self.weak_holders):
+            holder = weak()
+            if holder is None:
+                continue
+            recomputed = self.metadata_fn(self.recomputed[task][holder.handles[task]])
+            if recomputed != self.metadata[index]:
+                different += (f"tensor at position {index}:\nsaved metadata: {self.metadata[index]}\n"
+                              f"recomputed metadata: {recomputed}\n")
+        if different:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Recomputed values for the following tensors have different metadata than "
+                f"during the forward pass.\n{different}" + self._debug_log(task)
+            )
+
+    def _debug_log(self, task: int) -> str:
+        if self.saved_by is None:
+            return _DEBUG_TIP
+        return ("\nTensors saved during the original forward (saved by):\n  " + "\n  ".join(self.saved_by)
+                + "\nTensors saved during the recomputation:\n  " + "\n  ".join(self.recomputed_by[task]))
+
+
+def _describe(x: Tensor) -> str:
+    producer = x.grad_fn.name() if x.grad_fn is not None else "an input or leaf"
+    return f"{producer}: shape {list(x.shape)}, {x.dtype}, {x.device}"
+
+
+def _identity(x):
+    return x
+
+
+class _RecomputationPack:
+    """The pack hook of a recomputation: each tensor saved fills the next holder of the frame."""
+
+    def __init__(self, frame: _Frame, task: int) -> None:
+        self.frame, self.task = weakref.ref(frame), task
+
+    def __call__(self, x: Tensor) -> Tensor:
+        frame, task = self.frame(), self.task
+        x = x.detach() if x.requires_grad else x
+        index = frame.counter[task]
+        frame.counter[task] += 1
+        if frame.saved_by is not None:
+            frame.recomputed_by[task].append(_describe(x))
+        if index >= len(frame.weak_holders):
+            if not frame.forward_completed:  # a grad computed inside the checkpointed function
+                frame.ignore_mismatch = True
+                return x
+            raise CheckpointError(
+                "torch.utils.checkpoint: trying to save more tensors during recomputation than during the "
+                "original forward pass." + frame._debug_log(task)
+            )
+        holder = frame.weak_holders[index]()
+        if holder is not None:  # (the graph may have freed this saved tensor already)
+            handle = holder.handles[task] = _Handle()
+            frame.recomputed[task][handle] = x
+        if frame.early_stop and frame.counter[task] == len(frame.weak_holders):
+            raise _StopRecomputation
+        return x
+
+
+def noop_context_fn():
+    """The default ``context_fn``: no extra context around the forward or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, context_fn, determinism_check,
+                                  debug, early_stop):
+    if determinism_check not in _METADATA:
+        raise ValueError(
+            f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}"
         )
+    debug = _debug_override if _debug_override is not None else debug
+    if debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    forward_context, recompute_context = context_fn()
+    conditions = _forward_conditions(preserve_rng_state)
+
+    def recompute(*inputs):
+        with conditions(), recompute_context:
+            function(*inputs, **kwargs)
+
+    if not grad_mode.state.enabled:  # nothing will be differentiated: nothing to save or recompute
+        return function(*args, **kwargs)
+    stop = _early_stop_override if _early_stop_override is not None else early_stop
+    frame = _Frame(recompute, stop, _METADATA[determinism_check], debug)
+    frame.save_inputs(args)
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+        outputs = function(*args, **kwargs)
+    frame.forward_completed = True
+    return outputs
+
+
+# reentrant: one custom Function ---------------------------------------------------------------------------------
 
 
 class CheckpointFunction(Function):
-    """One node for the whole segment: its inputs are the tensors gradients must reach."""
+    """The reentrant variant: ``fn`` runs without a graph; backward reruns it and backpropagates through it."""
 
     @staticmethod
-    def forward(ctx, run, n_args: int, *inputs):
-        ctx.run = run
-        ctx.save_for_backward(*inputs[:n_args])
-        outputs = run.first_outputs if run.first_outputs is not None else run.call(inputs[:n_args])
-        detached = [t.detach() for t in _tensor_outputs(outputs)]
-        run.described = tuple(detached)
-        run.template = _rebuild(outputs, list(detached))  # the structure, without the first forward's graph
-        return tuple(detached)
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
+                          stacklevel=3)
+        ctx.run_function = run_function
+        ctx.conditions = _forward_conditions(preserve_rng_state)
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
+        with grad_mode.no_grad():
+            return run_function(*args)
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        run = ctx.run
-        args = _detached_like(ctx.saved_tensors)
-        with _ForkedRng(run.rng_states), grad_mode.enable_grad():
-            outputs = _tensor_outputs(run.call(args))
-        _check_same(run.described, outputs)
-        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
-        arg_tensors = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
-        targets = arg_tensors + list(run.extra_leaves)
-        if not pairs or not targets:
-            return (None, None) + (None,) * (len(ctx.needs_input_grad) - 2)
-        outs, grads = zip(*pairs)
-        if run.reentrant:  # PyTorch's reentrant variant: a nested backward, accumulating into what fn reads
-            _backward(outs, grads)
-            arg_grads = [a.grad for a in arg_tensors]
-            extra_grads: list = []
-        else:
-            found = _grad(outs, targets, grads, allow_unused=True, retain_graph=True)
-            arg_grads, extra_grads = list(found[:len(arg_tensors)]), list(found[len(arg_tensors):])
-        result = [None, None]
-        for a in args:
-            result.append(arg_grads.pop(0) if isinstance(a, Tensor) and a.requires_grad else None)
-        return tuple(result + extra_grads)
+        if graph_task.towards_inputs:
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
+                "`inputs` parameter to .backward(). To resolve this error, you can either set use_reentrant=False, "
+                "or call .backward() without passing the `inputs` argument."
+            )
+        tensors = iter(ctx.saved_tensors)
+        inputs = [next(tensors) if a is None else a for a in ctx.inputs]
+        detached = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in inputs]
+        with ctx.conditions(), grad_mode.enable_grad():
+            outputs = ctx.run_function(*detached)
+        outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        _backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in detached)
 
 
-class _Run:
-    """How to call the segment again: the function, its keyword arguments and the random state it saw."""
-
-    def __init__(self, function, kwargs: dict, reentrant: bool, rng_states: dict | None) -> None:
-        self.function, self.kwargs, self.reentrant, self.rng_states = function, kwargs, reentrant, rng_states
-        self.first_outputs = None
-        self.extra_leaves: tuple = ()
-        self.template = self.described = None
-
-    def call(self, args: tuple):
-        return self.function(*args, **self.kwargs)
+# the public functions -------------------------------------------------------------------------------------------
 
 
-def _leaves_reached(outputs: tuple, own_leaves: set) -> tuple:
-    """The leaves that require grad which the recorded graph of ``outputs`` reaches, other than ``own_leaves``
-    (``fn``'s parameters and captured tensors), in a stable order."""
-    seen, found, stack = set(), [], [o.grad_fn for o in outputs if o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
-            if id(node.variable) not in own_leaves:
-                found.append(node.variable)
-            continue
-        stack.extend(next_node for next_node, _ in node.next_functions)
-    return tuple(found)
-
-
-def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=None, determinism_check: str = "default",
-               debug: bool = False, preserve_rng_state: bool = True, **kwargs):
+def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=noop_context_fn,
+               determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
+               preserve_rng_state: bool = True, **kwargs):
     """``function(*args, **kwargs)``, keeping none of its activations for backward (recomputed there instead)."""
     if use_reentrant is None:
         warnings.warn(_NO_REENTRANT_CHOICE, UserWarning, stacklevel=2)
         use_reentrant = True
-    if use_reentrant and kwargs:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    if context_fn is not None and use_reentrant:
-        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-    if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
-    if not grad_mode.state.enabled:  # nothing will be differentiated: nothing to save or recompute
-        return function(*args, **kwargs)
-    run = _Run(function, kwargs, use_reentrant, _rng_states() if preserve_rng_state else None)
     if use_reentrant:
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
-                          stacklevel=2)
-        inputs = args
-    else:
-        leaves = _detached_like(args)
-        first = function(*leaves, **kwargs)
-        own = {id(a) for a in leaves if isinstance(a, Tensor)}
-        run.extra_leaves = _leaves_reached(_tensor_outputs(first), own)
-        run.first_outputs = first
-        inputs = args + run.extra_leaves
-    tensors = CheckpointFunction.apply(run, len(args), *inputs)
-    run.first_outputs = None  # drop the first forward's graph: only the recomputation keeps activations
-    return _rebuild(run.template, list(tensors))
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    return _checkpoint_without_reentrant(function, args, kwargs, preserve_rng_state, context_fn,
+                                         determinism_check, debug, early_stop)
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):
-    """Run ``functions`` (an ``nn.Sequential`` or a list of modules) in ``segments`` pieces, checkpointing all
-    but the last."""
+    """Run ``functions`` (an ``nn.Sequential`` or a list of modules/functions) in ``segments`` pieces,
+    checkpointing all but the last."""
     if use_reentrant is None:
-        warnings.warn(_NO_REENTRANT_CHOICE, UserWarning, stacklevel=2)
+        warnings.warn(_SEQUENTIAL_NO_REENTRANT_CHOICE, UserWarning, stacklevel=2)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
