@@ -35,7 +35,7 @@ def _activate() -> None:
     """The first name in the process: PyTorch's one-time warning, and the dispatcher starts looking at names."""
     if not state.active:
         state.active = True
-        frame, level = sys._getframe(1), 1  # the warning points at the user's line (ops.arguments.user_stacklevel)
+        frame, level = sys._getframe(0), 1  # the warning points at the user's line (ops.arguments.user_stacklevel)
         while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
             frame, level = frame.f_back, level + 1
         warnings.warn(_EXPERIMENTAL, UserWarning, stacklevel=level)
