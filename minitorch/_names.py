@@ -139,3 +139,12 @@ def dims_by_name(args: tuple, kwargs: dict, dim_at: int):
     if "dim" in kwargs:
         return args, {**kwargs, "dim": dim}
     return args[:dim_at] + (dim,) + args[dim_at + 1:], kwargs
+
+
+def check_serializable(tensor) -> None:
+    """PyTorch refuses to save or pickle a named tensor (its message)."""
+    if tensor._names is not None:
+        raise RuntimeError(
+            "NYI: Named tensors don't support serialization. Please drop names via `tensor = tensor.rename(None)` "
+            "before serialization."
+        )

@@ -28,6 +28,7 @@ from typing import Any
 from . import _dtype, cuda, nn
 from ._backends import backend_for
 from ._device import CPU, device
+from ._names import check_serializable
 from .layout import strided
 from .serialization_torch import (
     Rebuilder,
@@ -118,6 +119,7 @@ class _Writer:
             self.active.discard(id(obj))
 
     def tensor(self, t: Tensor) -> dict:
+        check_serializable(t)
         if t.layout is not _strided() or t.is_quantized:
             raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the safe format")
         storage = t._storage

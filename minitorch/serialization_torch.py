@@ -23,6 +23,7 @@ from typing import Any
 
 from . import _dtype
 from ._device import device
+from ._names import check_serializable
 from .layout import strided
 from .nn.parameter import Parameter
 from .storage import Storage, TypedStorage, UntypedStorage
@@ -114,6 +115,7 @@ class _TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def reduce_tensor(self, t: Tensor):
+        check_serializable(t)
         if t.layout is not strided or t.is_quantized:
             raise pickle.PicklingError(f"minitorch.save: tensors of layout {t.layout} cannot be saved")
         if type(t) is not Tensor and not isinstance(t, Parameter):

@@ -351,3 +351,15 @@ def test_gradcheck_named_matmul_flatten_and_0_dim():
     assert gradcheck(f, (a, b))
     s = torch.randn((), dtype=torch.float64, requires_grad=True)
     assert gradcheck(lambda s, a: (a.refine_names("B", "N", "C") * s).sum(["N", "C"]).rename(None), (s, a))
+
+
+def test_named_tensors_are_not_saved():
+    import io
+
+    named = torch.zeros(2, 3, names=("N", "C"))
+    with pytest.raises(RuntimeError, match="NYI: Named tensors don't support serialization"):
+        torch.save(named, io.BytesIO())
+    buffer = io.BytesIO()
+    torch.save(named.rename(None), buffer)
+    buffer.seek(0)
+    assert torch.load(buffer).names == (None, None)
