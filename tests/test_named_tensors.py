@@ -271,6 +271,13 @@ def test_matmul_contracts_away_dims():
         torch.randn(2, 2, 3, names=("B", "N", "C")) @ torch.randn(2, 3, 4, names=("Z", "C", "D"))
 
 
+def test_equal_compares_names():
+    t = torch.randn(2, 3)
+    assert torch.equal(t.rename("N", "C"), t.clone().rename("N", "C"))
+    assert not torch.equal(t.rename("M", "C"), t.rename("N", "C"))
+    assert not torch.equal(t.rename(None, "C"), t.rename("N", "C"))
+
+
 def test_unsupported_ops_raise():
     x = _named(2, 3, names=("N", "C"))
     message = r"is not yet supported with named tensors. Please drop names via `tensor = tensor.rename\(None\)`"
