@@ -8,6 +8,7 @@ here is a view made by a differentiable op, so gradients flow through renaming a
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 from ._names import checked, dim_of, names_of, set_names, show
@@ -58,6 +59,10 @@ def set_names_property(self: Tensor, names) -> None:
 def has_names(self: Tensor) -> bool:
     """Whether any dim has a name."""
     return self._names is not None
+
+
+def _quoted(name) -> str:
+    return "None" if name is None else f"'{name}'"
 
 
 def _alias(tensor: Tensor) -> Tensor:
@@ -201,6 +206,8 @@ def flatten(self: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
     ``flatten(start_dim, end_dim, out_dim)``, the flattened dim called ``out_dim``."""
     if isinstance(start_dim, (list, tuple)):  # flatten(dims, out_dim)
         dims, out_dim = start_dim, end_dim
+        if not dims:
+            raise RuntimeError("flatten(tensor, dims, out_dim): dims cannot be empty")
         positions = [dim_of(self, d) if isinstance(d, str) else self._wrap_dim(d) for d in dims]
         if positions != list(range(positions[0], positions[0] + len(positions))):
             raise RuntimeError(
@@ -231,12 +238,21 @@ def unflatten(self: Tensor, dim, sizes) -> Tensor:
         new_names, sizes = zip(*items)
     else:
         new_names = None
-    d = dim_of(self, dim) if isinstance(dim, str) else self._wrap_dim(dim)
     if new_names is None:
+        if isinstance(dim, str):
+            raise TypeError(f"unflatten(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
         if self._names is not None:
             raise RuntimeError("unflatten: input is a named tensor but no names were given for unflattened sizes")
-        return views.unflatten(self, d, sizes)
+        return views.unflatten(self, dim, sizes)
+    d = dim_of(self, dim) if isinstance(dim, str) else self._wrap_dim(dim)
     names = names_of(self)
+    size = self._array.shape[d]
+    known = math.prod(n for n in sizes if n != -1)
+    if (-1 not in sizes and known != size) or (-1 in sizes and known and size % known):
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+            f"({_quoted(names[d])}: {size}) in Tensor{show(names)}"
+        )
     with named.suspended():
         out = views.unflatten(self, d, list(sizes))
     return set_names(out, names[:d] + tuple(new_names) + names[d + 1 :])

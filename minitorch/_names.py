@@ -152,3 +152,13 @@ def check_serializable(tensor) -> None:
             "NYI: Named tensors don't support serialization. Please drop names via `tensor = tensor.rename(None)` "
             "before serialization."
         )
+
+
+def out_names(out, result) -> None:
+    """An ``out=`` tensor takes the names the op computed; one that has names must have exactly those."""
+    if out._names is not None and out._names != result._names:
+        raise RuntimeError(
+            f"Name mismatch: specified out tensor with names {show(names_of(out))} are not the same as the computed "
+            f"output names {show(names_of(result))}. Please rename the out tensor's dims with `Tensor.rename`."
+        )
+    out._names = result._names

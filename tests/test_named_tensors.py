@@ -186,6 +186,17 @@ def test_flatten_and_unflatten_by_name():
         imgs.flatten(["C", "L"], "features")
     with pytest.raises(RuntimeError, match="input is a named tensor but no names were given"):
         flat.unflatten(1, (3, 30))
+    assert torch.ones(2, 10, names=("A", "B")).unflatten("B", (["B1", -1],)).names == ("A", "B1")
+    with pytest.raises(RuntimeError, match=r"Provided sizes \[3, -1\] don't multiply up to the size of dim 1 "
+                                           r"\('B': 4\) in Tensor\['A', 'B'\]"):
+        torch.ones(2, 4, names=("A", "B")).unflatten("B", (("B1", 3), ("B2", -1)))
+    with pytest.raises(TypeError, match=r"unflatten\(\): argument 'dim' \(position 1\) must be int, not str"):
+        torch.tensor([1], names=("A",)).unflatten("A", (1, 1))
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        torch.empty(2, 3).flatten((), "abcd")
+    sentences = torch.randn(2, 3, 5, 7, names=("N", "T", "H", "D")).transpose("T", "H")  # non-contiguous
+    assert sentences.flatten("N", "H", "N_H").names == ("N_H", "T", "D")
+    assert torch.equal(sentences.flatten("N", "H", "N_H").rename(None), sentences.rename(None).reshape(10, 3, 7))
     assert torch.arange(6).unflatten(0, (2, 3)).shape == (2, 3)  # the unnamed forms are unchanged
     assert torch.arange(6).reshape(2, 3).flatten().shape == (6,)
 
@@ -269,6 +280,21 @@ def test_matmul_contracts_away_dims():
         torch.randn(2, 3, names=("N", "C")) @ torch.randn(3, 4, names=("X", "N"))
     with pytest.raises(RuntimeError, match="do not match"):
         torch.randn(2, 2, 3, names=("B", "N", "C")) @ torch.randn(2, 3, 4, names=("Z", "C", "D"))
+
+
+def test_out_tensors_take_or_check_the_names():
+    named, partial = torch.randn(3, 2, names=("N", "C")), torch.randn(3, 2, names=("N", None))
+    with pytest.raises(RuntimeError, match=r"^Name mismatch: specified out tensor with names \['N', 'C'\] are not "
+                                           r"the same as the computed output names \['N', None\]"):
+        torch.abs(partial, out=named.clone())
+    with pytest.raises(RuntimeError, match="Name mismatch"):
+        torch.abs(torch.randn(3, 2), out=named.clone())
+    out = torch.randn(3, 2)
+    torch.abs(named, out=out)
+    assert out.names == ("N", "C")
+    out = torch.empty(0)
+    torch.add(named, 1, out=out)
+    assert out.names == ("N", "C") and out.shape == (3, 2)
 
 
 def test_equal_compares_names():
