@@ -157,8 +157,20 @@ def check_serializable(tensor) -> None:
 def out_names(out, result) -> None:
     """An ``out=`` tensor takes the names the op computed; one that has names must have exactly those."""
     if out._names is not None and out._names != result._names:
-        raise RuntimeError(
-            f"Name mismatch: specified out tensor with names {show(names_of(out))} are not the same as the computed "
-            f"output names {show(names_of(result))}. Please rename the out tensor's dims with `Tensor.rename`."
-        )
+        raise _mismatch(names_of(out), names_of(result))
     out._names = result._names
+
+
+def _mismatch(existing: tuple, computed: tuple) -> RuntimeError:
+    return RuntimeError(
+        f"Name mismatch: specified out tensor with names {show(existing)} are not the same as the computed output "
+        f"names {show(computed)}. Please rename the out tensor's dims with `Tensor.rename`."
+    )
+
+
+def propagate(tensor, names) -> None:
+    """``names`` onto ``tensor`` (PyTorch's propagate_names): a tensor that already has names must have these."""
+    names = checked(names, len(tensor._array.shape))
+    if tensor._names is not None and tensor._names != names:
+        raise _mismatch(tensor._names, names)
+    set_names(tensor, names, validate=False)

@@ -16,7 +16,7 @@ from . import _dtype
 from ._backends import backend_for
 from ._backends.dtypes import kind as array_kind
 from ._device import CPU, as_device
-from ._names import set_names
+from ._names import propagate, set_names
 from .memory_format import checked as checked_memory_format
 from .memory_format import contiguous_format, format_strides, preserve_format
 from .storage import Storage
@@ -168,6 +168,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             stacklevel=2,
         )
         result = data.detach().to(device=device or data.device, dtype=dtype or data.dtype, copy=True)
+        if names is not None and result._names is not None:  # a named tensor keeps its names; others are an error
+            propagate(result, names)
         return _finish(result, requires_grad, names)
     backend, dev = _backend_and_device(device)
     cpu = backend_for(CPU)

@@ -36,6 +36,10 @@ def test_tensor_and_full_take_names():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PyTorch's advice to use clone()
         assert torch.tensor(torch.zeros(2, names=("N",))).names == ("N",)  # copied from a named tensor
+        assert torch.tensor(torch.zeros(2, names=("N",)), names=None).names == ("N",)
+        with pytest.raises(RuntimeError, match=r"Name mismatch: specified out tensor with names \['N', 'D'\] are not "
+                                               r"the same as the computed output names \['N', 'C'\]"):
+            torch.tensor(torch.randn(1, 1, names=("N", "D")), names=("N", "C"))
 
 
 def test_factory_name_errors():
