@@ -230,11 +230,11 @@ def flatten(self: Tensor, start_dim=0, end_dim=-1, out_dim=None) -> Tensor:
 
 def unflatten(self: Tensor, dim, sizes) -> Tensor:
     """``unflatten(dim, sizes)``; ``sizes`` as ``(name, size)`` pairs (or an OrderedDict) names the new dims."""
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
     if isinstance(sizes, OrderedDict) or (isinstance(sizes, (list, tuple)) and sizes
                                          and isinstance(sizes[0], (list, tuple))):
         items = list(sizes.items()) if isinstance(sizes, OrderedDict) else list(sizes)
-        if not items:
-            raise RuntimeError("Expected namedshape to non-empty.")
         new_names, sizes = zip(*items)
     else:
         new_names = None

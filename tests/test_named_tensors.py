@@ -196,6 +196,8 @@ def test_flatten_and_unflatten_by_name():
         torch.ones(2, 4, names=("A", "B")).unflatten("B", (("B1", 3), ("B2", -1)))
     with pytest.raises(TypeError, match=r"unflatten\(\): argument 'dim' \(position 1\) must be int, not str"):
         torch.tensor([1], names=("A",)).unflatten("A", (1, 1))
+    with pytest.raises(RuntimeError, match="sizes must be non-empty"):
+        flat.unflatten("features", None)
     with pytest.raises(RuntimeError, match="cannot be empty"):
         torch.empty(2, 3).flatten((), "abcd")
     sentences = torch.randn(2, 3, 5, 7, names=("N", "T", "H", "D")).transpose("T", "H")  # non-contiguous
