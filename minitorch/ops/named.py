@@ -2,7 +2,7 @@
 
 Once some tensor has had a name (``_names.state.active``), ``Op.apply`` first calls ``apply`` here. With no
 named input it returns None and the op runs as always. With one, the op's rule (``RULES``, filled by
-ops/named_rules.py) checks the names and computes the output names *before* anything runs (so an error never
+minitorch/_named_tensors.py) checks the names and computes the output names *before* anything runs (so an error never
 leaves a half-written tensor), the op runs with names suspended, and the names go onto its outputs. An op
 without a rule raises PyTorch's "... is not yet supported with named tensors" error.
 
