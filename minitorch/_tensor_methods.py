@@ -9,7 +9,7 @@ assigns attributes of Tensor (tests/test_layers.py checks that).
 
 from __future__ import annotations
 
-from . import _tensor_str, _tensortype, sampling
+from . import _named_tensors, _tensor_str, _tensortype, sampling
 from .autograd import tensor_hooks, view_history
 from .autograd.api import tensor_backward
 from .creation import _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
@@ -191,9 +191,15 @@ METHODS: dict[str, object] = {
     # ops/sorting.py
     "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
     "kthvalue": sorting.kthvalue, "median": sorting.median, "mode": sorting.mode, "unique": sorting.unique,
-    # ops/views.py
+    # _named_tensors.py: dimension names
+    "names": property(_named_tensors.get_names, _named_tensors.set_names_property),
+    "has_names": _named_tensors.has_names, "rename": _named_tensors.rename, "rename_": _named_tensors.rename_,
+    "refine_names": _named_tensors.refine_names, "align_to": _named_tensors.align_to,
+    "align_as": _named_tensors.align_as,
+    # ops/views.py (flatten and unflatten also by name, from _named_tensors.py)
     "view": views.view, "reshape": views.reshape, "view_as": views.view_as, "reshape_as": views.reshape_as,
-    "flatten": views.flatten, "unflatten": views.unflatten, "permute": views.permute, "transpose": views.transpose,
+    "flatten": _named_tensors.flatten, "unflatten": _named_tensors.unflatten, "permute": views.permute,
+    "transpose": views.transpose,
     "swapaxes": views.transpose, "swapdims": views.transpose, "t": views.t, "movedim": views.movedim,
     "moveaxis": views.movedim, "expand": views.expand, "expand_as": views.expand_as, "squeeze": views.squeeze,
     "unsqueeze": views.unsqueeze, "narrow": views.narrow, "select": views.select, "diagonal": views.diagonal,

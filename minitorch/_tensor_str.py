@@ -231,11 +231,20 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
             suffixes.append(f"size={tuple(t.shape)}")
         if t.dtype not in (default_dtype, _dtype.int64, _dtype.bool, _dtype.default_complex_dtype()):
             suffixes.append(f"dtype={t.dtype}")
-        body = _tensor_str(t, indent)
+        body = _tensor_str(t if t._names is None else _unnamed(t), indent)
     if tensor_contents is not None:
         body = tensor_contents
     _autograd_suffix(t, suffixes)
+    if t._names is not None:
+        suffixes.append(f"names={t._names}")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _unnamed(t):
+    """``t``'s elements without its names (printing them runs ops that do not take named tensors)."""
+    alias = t._alias()
+    alias._names = None
+    return alias
 
 
 def _autograd_suffix(t, suffixes: list[str]) -> None:

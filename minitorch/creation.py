@@ -16,6 +16,7 @@ from . import _dtype
 from ._backends import backend_for
 from ._backends.dtypes import kind as array_kind
 from ._device import CPU, as_device
+from ._names import propagate, set_names
 from .memory_format import checked as checked_memory_format
 from .memory_format import contiguous_format, format_strides, preserve_format
 from .storage import Storage
@@ -61,9 +62,11 @@ def check_allocation(name: str, shape: tuple, dtype, backend) -> None:
         )
 
 
-def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+def _finish(t: Tensor, requires_grad: bool, names=None) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
+    if names is not None:  # named tensors (minitorch/_names.py)
+        set_names(t, names)
     return t
 
 
@@ -151,7 +154,8 @@ def _ragged_message(data) -> str | None:
     return check(data, 0)
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
+           names=None) -> Tensor:
     """A new tensor that copies ``data`` (nested lists, scalars, numpy/CuPy arrays, tensors).
 
     Without ``dtype``: Python floats give the default dtype, ints ``int64``, bools ``bool``; arrays
@@ -164,7 +168,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             stacklevel=2,
         )
         result = data.detach().to(device=device or data.device, dtype=dtype or data.dtype, copy=True)
-        return _finish(result, requires_grad)
+        if names is not None and result._names is not None:  # a named tensor keeps its names; others are an error
+            propagate(result, names)
+        return _finish(result, requires_grad, names)
     backend, dev = _backend_and_device(device)
     cpu = backend_for(CPU)
     if isinstance(data, str):
@@ -207,7 +213,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     if cpu.is_native_array(array) and backend is not cpu:
         array = backend.from_numpy(array)
     array = array.astype(backend.array_dtype(target), copy=True)
-    return _finish(from_array(array, backend, dev), requires_grad)
+    return _finish(from_array(array, backend, dev), requires_grad, names)
 
 
 def _has_strings(data) -> bool:
@@ -295,24 +301,25 @@ def _wrap_shared(array, backend, dev) -> Tensor:
 # factories ---------------------------------------------------------------------------------------
 
 
-def _factory(make, size, dtype, device, requires_grad, name):
+def _factory(make, size, dtype, device, requires_grad, name, names=None):
     backend, dev = _backend_and_device(device)
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, name)
     check_allocation(name, shape, dtype, backend)
-    return _finish(from_array(make(backend, shape, dtype), backend, dev), requires_grad)
+    return _finish(from_array(make(backend, shape, dtype), backend, dev), requires_grad, names)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
-          memory_format=contiguous_format) -> Tensor:
+          memory_format=contiguous_format, names=None) -> Tensor:
     """Uninitialized memory (whatever the allocator returns), laid out in ``memory_format``."""
     if memory_format is contiguous_format:
-        return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty")
+        return _factory(lambda b, s, d: b.empty(s, d), size, dtype, device, requires_grad, "empty", names)
     checked_memory_format("empty", memory_format)
     if memory_format is preserve_format:
         raise RuntimeError("unsupported memory format Preserve")
     strides = format_strides(memory_format, _shape(size, "empty"))
-    return _factory(lambda b, s, d: _strided_empty(b, s, d, strides), size, dtype, device, requires_grad, "empty")
+    return _factory(lambda b, s, d: _strided_empty(b, s, d, strides), size, dtype, device, requires_grad, "empty",
+                    names)
 
 
 def _strided_empty(backend, shape: tuple, dtype, strides: tuple | None):
@@ -322,25 +329,26 @@ def _strided_empty(backend, shape: tuple, dtype, strides: tuple | None):
     return backend.as_strided(backend.empty((math.prod(shape),), dtype), shape, strides, 0)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
-    return _factory(lambda b, s, d: b.zeros(s, d), size, dtype, device, requires_grad, "zeros")
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, names=None) -> Tensor:
+    return _factory(lambda b, s, d: b.zeros(s, d), size, dtype, device, requires_grad, "zeros", names)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
-    return _factory(lambda b, s, d: b.full(s, 1, d), size, dtype, device, requires_grad, "ones")
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, names=None) -> Tensor:
+    return _factory(lambda b, s, d: b.full(s, 1, d), size, dtype, device, requires_grad, "ones", names)
 
 
 def _scalar(value):
     return value.item() if isinstance(value, Tensor) else value
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+         names=None) -> Tensor:
     """Every element ``fill_value``; without ``dtype`` a bool/int/float value gives bool/int64/default."""
     fill_value = _scalar(fill_value)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _factory(lambda b, s, d: b.full(s, fill_value, d), (size,), dtype, device, requires_grad, "full")
+    return _factory(lambda b, s, d: b.full(s, fill_value, d), (size,), dtype, device, requires_grad, "full", names)
 
 
 def _like(input: Tensor, make, dtype, device, requires_grad, memory_format=preserve_format, name: str = "empty_like"):
@@ -354,14 +362,14 @@ def _like(input: Tensor, make, dtype, device, requires_grad, memory_format=prese
         strides = format_strides(checked_memory_format(name, memory_format), tuple(shape))
         array = _strided_empty(backend, tuple(shape), dtype, strides)
         array[...] = make(backend, (), dtype)
-        return _finish(from_array(array, backend, dev), requires_grad)
+        return _finish(from_array(array, backend, dev), requires_grad, input._names)
     if order is None:
         array = make(backend, tuple(shape), dtype)
     else:
         array = make(backend, tuple(shape[d] for d in order), dtype)
         inverse = sorted(range(len(order)), key=order.__getitem__)
         array = array.transpose(inverse)
-    return _finish(from_array(array, backend, dev), requires_grad)
+    return _finish(from_array(array, backend, dev), requires_grad, input._names)
 
 
 def _dense_order(t: Tensor) -> list | None:

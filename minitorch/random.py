@@ -18,6 +18,7 @@ from . import _dtype
 from ._backends import backend_for
 from ._device import CPU, as_device
 from ._geometry import broadcast_shapes
+from ._names import set_names
 from .creation import _dense_order, _shape, check_allocation
 from .tensor import Tensor, from_array
 
@@ -199,20 +200,24 @@ def _has_data(t) -> bool:
     return t.device.type != "meta"
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+        names=None) -> Tensor:
     """Uniform on [0, 1)."""
     dtype = _float_dtype("rand", dtype)
     gen = _generator(generator, device)
     shape = _draw_shape("rand", size, gen, dtype)
-    return _wrap(gen._rng.uniform(math.prod(shape), gen.backend.array_dtype(dtype)), gen, shape, dtype, requires_grad)
+    out = _wrap(gen._rng.uniform(math.prod(shape), gen.backend.array_dtype(dtype)), gen, shape, dtype, requires_grad)
+    return out if names is None else set_names(out, names)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+        names=None) -> Tensor:
     """Standard normal."""
     dtype = _float_dtype("randn", dtype)
     gen = _generator(generator, device)
     shape = _draw_shape("randn", size, gen, dtype)
-    return _wrap(gen._rng.normal(math.prod(shape), gen.backend.array_dtype(dtype)), gen, shape, dtype, requires_grad)
+    out = _wrap(gen._rng.normal(math.prod(shape), gen.backend.array_dtype(dtype)), gen, shape, dtype, requires_grad)
+    return out if names is None else set_names(out, names)
 
 
 def check_random_bounds(low: int, high: int, dtype) -> None:

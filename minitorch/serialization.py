@@ -29,6 +29,7 @@ from typing import Any
 from . import _dtype, cuda, nn
 from ._backends import backend_for
 from ._device import CPU, device
+from ._names import check_serializable
 from .layout import strided
 from .serialization_torch import (
     Rebuilder,
@@ -122,6 +123,7 @@ class _Writer:
             self.active.discard(id(obj))
 
     def tensor(self, t: Tensor) -> dict:
+        check_serializable(t)
         if t.layout is not _strided():
             raise TypeError(f"minitorch.save: tensors of layout {t.layout} are not supported by the JSON format")
         if t.is_quantized:

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import _dtype
 from ._device import device
+from ._names import check_serializable
 from .creation import tensor as _make_tensor
 from .layout import strided
 from .nn.parameter import Parameter
@@ -141,6 +142,7 @@ class _TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def reduce_tensor(self, t: Tensor):
+        check_serializable(t)
         if t.layout is not strided:
             raise pickle.PicklingError(f"minitorch.save: tensors of layout {t.layout} cannot be saved")
         if isinstance(t, QTensor):

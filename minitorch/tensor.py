@@ -15,6 +15,7 @@ import warnings
 from . import _dtype, _grad_state
 from ._device import as_device
 from ._geometry import contiguous_strides, wrap_dim
+from ._names import dim_of
 from .layout import strided
 from .memory_format import checked as checked_memory_format
 from .memory_format import contiguous_format, is_in_format, preserve_format
@@ -71,7 +72,9 @@ _SCALAR_OF_GRAD_WARNING = (
 class Tensor:
     """A multi-dimensional array on a device that can record the ops applied to it."""
 
-    __slots__ = ("_array", "_storage", "_offset", "_requires_grad", "_grad_fn", "_output_nr", "_meta", "__weakref__")
+    # _names: the dimension names, None for an unnamed tensor (minitorch/_names.py)
+    __slots__ = ("_array", "_storage", "_offset", "_requires_grad", "_grad_fn", "_output_nr", "_meta", "_names",
+                 "__weakref__")
 
     # ``Tensor(data)`` / ``Tensor(2, 3)``: the legacy constructor is creation.legacy_new (installed by
     # minitorch/_tensor_methods.py with every other method that needs a layer above this one: ``to``,
@@ -92,6 +95,7 @@ class Tensor:
         t._grad_fn = None
         t._output_nr = 0
         t._meta = None
+        t._names = None
         return t
 
     def _autograd_meta(self) -> AutogradMeta:
@@ -158,8 +162,13 @@ class Tensor:
     def element_size(self) -> int:
         return self._storage.dtype.itemsize
 
-    def _wrap_dim(self, dim: int) -> int:
-        return wrap_dim(dim, len(self._array.shape))
+    def _wrap_dim(self, dim: int | str) -> int:
+        try:
+            return wrap_dim(dim, len(self._array.shape))
+        except TypeError:  # a dimension name (comparing it with an int fails)
+            if isinstance(dim, str):
+                return dim_of(self, dim)
+            raise
 
     # storage -----------------------------------------------------------------------------------
     def untyped_storage(self) -> UntypedStorage:
@@ -404,6 +413,7 @@ class Tensor:
     def _alias(self) -> Tensor:
         """Same storage, same geometry, no autograd history (an inference tensor's alias is one too)."""
         t = Tensor._make(self._array, self._storage, self._offset)
+        t._names = self._names
         if self._meta is not None and self._meta.is_inference:
             t._autograd_meta().is_inference = True
         return t

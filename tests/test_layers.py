@@ -51,7 +51,7 @@ LAYERS = [
     ("backends", ["_backends"]),
     ("storage", ["storage"]),
     ("geometry", ["_geometry"]),
-    ("tensor", ["tensor"]),
+    ("tensor", ["tensor", "_names"]),
     ("creation and random (factories need no op)", ["creation", "random"]),
     ("autograd", ["autograd"]),
     ("ops", ["ops", "return_types", "_autocast_state"]),

@@ -14,6 +14,8 @@ import inspect
 import os
 import sys
 
+from .._names import dims_by_name
+from .._names import state as names_state
 from ..tensor import Tensor
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../minitorch/
@@ -82,6 +84,8 @@ def numpy_aliases(fn, name: str | None = None):
     if not aliases:
         return fn
     name = name or fn.__name__
+    names = list(parameters)
+    dim_at = names.index("dim") if "dim" in parameters else None  # where a dimension name may be passed
 
     @functools.wraps(fn)
     def aliased(*args, **kwargs):
@@ -91,6 +95,8 @@ def numpy_aliases(fn, name: str | None = None):
                     if parameter in kwargs:
                         raise TypeError(f"{name}() got multiple values for argument '{parameter}' (as '{alias}')")
                     kwargs[parameter] = kwargs.pop(alias)
+        if names_state.active and dim_at is not None:  # dims given by name (named tensors): their indices
+            args, kwargs = dims_by_name(args, kwargs, dim_at)
         return fn(*args, **kwargs)
 
     aliased._numpy_aliases = True

@@ -285,7 +285,9 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
-    """True when both have the same shape and elements (NaN is never equal)."""
+    """True when both have the same shape, names and elements (NaN is never equal)."""
+    if input._names != other._names:  # named tensors: different names are not equal (PyTorch's are_names_equal)
+        return False
     return input.shape == other.shape and bool(eq(input, other).all())
 
 

@@ -17,6 +17,7 @@ PyTorch raises to keep in-place writes sound are raised here (``check_inplace``)
 from __future__ import annotations
 
 from .. import _dtype
+from .._names import state as names_state
 from ..autograd import grad_mode, saved_hooks
 from ..autograd.graph import Node, SavedTensor, packing_after
 from ..autograd.view_history import INTERNAL_OVERLAP_MESSAGE, check_view_rebase, rebase_base_through_view
@@ -135,6 +136,8 @@ def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
     else:
         self._array[...] = result._array
     self._storage.version += 1
+    if names_state.active and result._names is not None:  # an in-place op gives self the names it inferred
+        self._names = result._names
 
 
 def _write_changed(target, values, xp) -> None:
@@ -245,6 +248,8 @@ def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
         return False
     if not self._storage.dtype.is_floating_point:
         return False
+    if names_state.active and (self._names is not None or getattr(other, "_names", None) is not None):
+        return False  # named tensors: the general path checks and infers names
     if self._storage.dtype is _dtype.bfloat16 and (type(other) is float or alpha != 1):
         return False  # the ufunc would read the number in float32; PyTorch's add_/sub_ read it in bfloat16
     if isinstance(other, Tensor):

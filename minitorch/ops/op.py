@@ -14,9 +14,11 @@ are reduced by the engine, so a rule like ``grad * b`` never has to sum over bro
 from __future__ import annotations
 
 from .. import _dtype
+from .._names import state as names_state
 from ..autograd import anomaly, grad_mode, saved_hooks
 from ..autograd.graph import Node, SavedTensor, edge_of, pack_saved
 from ..tensor import Tensor, from_array, view_requires_grad
+from . import named
 from .arguments import type_name
 
 
@@ -53,6 +55,10 @@ class Op(Node):
     @classmethod
     def apply(cls, *args, **params):
         """Run the op on Tensors (and Python scalars); returns a Tensor or a tuple of Tensors."""
+        if names_state.active:  # some tensor has dimension names: name inference first (ops/named.py)
+            result = named.apply(cls, args, params)
+            if result is not None:
+                return result
         first = None
         record = False
         arrays = []
@@ -169,6 +175,8 @@ class Op(Node):
         return SavedTensor(arg)
 
     def _evaluate(self, *grads):
+        if names_state.active:  # autograd ignores names: backward runs with them suspended (ops/named.py)
+            return named.evaluate(self, grads)
         return self._per_input(self.backward(*grads))
 
     def _evaluate_on_arrays(self, grads):

@@ -11,6 +11,8 @@ import functools
 import warnings
 
 from .. import _dtype
+from .._names import out_names
+from .._names import state as names_state
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
@@ -42,6 +44,8 @@ FUNCTIONS_WITH_OUT = (
 
 def write_out(out: Tensor, result: Tensor, op_name: str) -> Tensor:
     """Copy ``result`` into ``out`` as PyTorch's out= kernels do."""
+    if names_state.active and (out._names is not None or result._names is not None):
+        out_names(out, result)  # named tensors: out takes the computed names, or must already have them
     if grad_mode.state.enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(
             f"{op_name}(): functions with out=... arguments don't support automatic differentiation, but one of "

@@ -14,6 +14,7 @@ import warnings
 
 from .. import _dtype, return_types
 from .._backends.dtypes import FLOAT32, is_bfloat16
+from .._names import resolve_dims
 from ..autograd import grad_mode
 from ..creation import tensor
 from ..tensor import Tensor, wrap_dim
@@ -724,6 +725,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
         p = 2
     elif isinstance(p, str):
         raise RuntimeError(f"norm(): p={p!r} is not supported (only numbers, inf, -inf and 'fro')")
+    if input._names is not None:  # dims by name (norm is Python-level in PyTorch: no argument parser wrapper)
+        dim = resolve_dims(input, dim)
     dims = reduction_dims(dim, input.dim())
     if math.isinf(p) and 0 in [input.shape[d] for d in dims]:  # an empty reduced dim has no identity
         raise RuntimeError(

@@ -13,9 +13,11 @@ import operator
 
 from .._dtype import int64
 from .._geometry import contiguous_strides, infer_size, view_strides, wrap_dim  # noqa: F401 (re-exported)
+from .._names import state as names_state
 from ..autograd import grad_mode
 from ..autograd.view_history import region_of
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
+from . import named
 from .concat import cat, stack
 from .op import Op, dispatch_non_dense
 
@@ -74,6 +76,10 @@ class ViewOp(Op):
 
     @classmethod
     def apply(cls, x: Tensor, *params):
+        if names_state.active:  # name inference first (ops/named.py)
+            result = named.apply(cls, (x,) + params, {})
+            if result is not None:
+                return result
         if not x._dense:
             return dispatch_non_dense(cls, (x,) + params, {})
         node = cls.__new__(cls)
@@ -282,9 +288,12 @@ def permute(input: Tensor, *args, dims=None) -> Tensor:
     return Permute.apply(input, dims)
 
 
-def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+def transpose(input: Tensor, dim0: int | str, dim1: int | str) -> Tensor:
     ndim = input.dim()
-    dim0, dim1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    try:
+        dim0, dim1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    except TypeError:  # dimension names
+        dim0, dim1 = input._wrap_dim(dim0), input._wrap_dim(dim1)
     if dim0 == dim1:  # still a new view (an alias), as in PyTorch
         return View.apply(input, input._array.shape)
     return Transpose.apply(input, dim0, dim1)
@@ -621,6 +630,10 @@ class SplitViews(Op):
 
     @classmethod
     def apply(cls, x: Tensor, dim: int, sizes: list, squeeze: bool, op_name: str):
+        if names_state.active:  # name inference first (ops/named.py)
+            result = named.apply(cls, (x, dim, sizes, squeeze, op_name), {})
+            if result is not None:
+                return result
         if not x._dense:
             return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
         shape, stride, offset = x._array.shape, x.stride(), x._offset
@@ -666,7 +679,10 @@ def unbind(input: Tensor, dim: int = 0):
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     """Pieces of ``split_size`` (or the given sizes) along ``dim``, as views (one graph node)."""
-    dim = wrap_dim(dim, tensor.dim())
+    try:
+        dim = wrap_dim(dim, tensor.dim())
+    except TypeError:  # a dimension name
+        dim = tensor._wrap_dim(dim)
     n = tensor._array.shape[dim]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections

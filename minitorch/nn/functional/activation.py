@@ -534,7 +534,10 @@ def _softmax_like(op, name: str, input: Tensor, dim, dtype) -> Tensor:
         dim = _softmax_dim(name, input.dim())
     if dtype is not None:
         input = input.to(dtype)
-    dim = wrap_dim(dim, input.dim())
+    try:
+        dim = wrap_dim(dim, input.dim())
+    except TypeError:  # a dimension name
+        dim = input._wrap_dim(dim)
     check_floating(f"{name}_lastdim_kernel_impl" if dim == input.dim() - 1 or input.dim() == 0 else
                    f"{name}_kernel_impl", input)
     if input.dim() == 0:
