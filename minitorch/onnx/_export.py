@@ -182,6 +182,7 @@ def _tensors_in(value) -> list:
 
 def _translate(g: GraphBuilder, events: list) -> None:
     for event in events:
+        g.versions = event.versions
         if isinstance(event, InplaceWrite):
             if g.is_constant(event.result):
                 g.bind(event.target, None, constant=True)
@@ -204,6 +205,7 @@ def _translate(g: GraphBuilder, events: list) -> None:
         for out, name in zip(event.outputs, translate(g, event)):
             if isinstance(out, Tensor):
                 g.bind(out, name, untranslated="" if name is not None else f"{op} (this output)")
+    g.versions = {}
 
 
 def _bind_parameters(g: GraphBuilder, model) -> list:

@@ -53,6 +53,7 @@ class GraphBuilder:
         self._by_storage: dict[int, list[Value]] = {}
         self._used_names: set[str] = set()
         self._counter = 0
+        self.versions: dict[int, int] = {}  # id(tensor) -> storage version at the traced call being translated
 
     # names and values ---------------------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -63,9 +64,12 @@ class GraphBuilder:
         self._used_names.add(name)
         return name
 
+    def _version(self, tensor: Tensor) -> int:
+        return self.versions.get(id(tensor), tensor._storage.version)
+
     def bind(self, tensor: Tensor, name: str | None, *, constant: bool = False, untranslated: str = "") -> None:
         """From now on ``tensor`` is the ONNX value ``name``."""
-        entry = Value(tensor, name, tensor._storage.version, constant, untranslated)
+        entry = Value(tensor, name, self._version(tensor), constant, untranslated)
         self._values[id(tensor)] = entry
         self._by_storage.setdefault(id(tensor._storage), []).append(entry)
 
@@ -74,7 +78,7 @@ class GraphBuilder:
         if entry is not None and entry.tensor is tensor:
             return entry
         geometry = (tuple(tensor.shape), tensor.stride(), tensor.storage_offset(), tensor.dtype)
-        version = tensor._storage.version
+        version = self._version(tensor)
         graph_values = [v for v in self._by_storage.get(id(tensor._storage), []) if not v.constant]
         for other in reversed(graph_values):
             t = other.tensor
@@ -101,7 +105,7 @@ class GraphBuilder:
             if entry.name is None:
                 entry.name = self.initializer(as_array(tensor), "constant")
             return entry.name
-        if entry.version != tensor._storage.version:
+        if entry.version != self._version(tensor):
             raise SymbolicValueError(
                 f"a tensor of shape {list(tensor.shape)} was written in place after the exporter saw it (through "
                 "another view of its memory?); export the model with out-of-place ops there")

@@ -634,8 +634,8 @@ def _cat(g, step):
 
 @translates("Flip")
 def _flip(g, step):
-    x, dims = step.args[:2]
-    axes = _dims(dims, x.dim())
+    x = step.args[0]
+    axes = _dims(step.params["dims"] if "dims" in step.params else step.args[1], x.dim())
     return [_slice(g, g.value(x), [-1] * len(axes), [-_INT64_MAX - 1] * len(axes), axes, [-1] * len(axes))]
 
 
