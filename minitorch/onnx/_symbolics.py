@@ -14,6 +14,7 @@ import math
 
 from .._dtype import bool as bool_dtype
 from .._dtype import float64, int64
+from .._finfo import finfo
 from ..tensor import Tensor
 from ._graph import as_array
 from .errors import UnsupportedOperatorError
@@ -112,7 +113,7 @@ TRANSLATIONS.update({"Add": _binary("Add"), "Sub": _binary("Sub"), "Mul": _binar
                      "Maximum": _binary("Max"), "Minimum": _binary("Min")})
 
 
-@translates("Div")
+@translates("Div", "FloorDivide")
 def _div(g, step):
     dtype = _out(step).dtype
     mode = step.params.get("rounding_mode", step.args[2] if len(step.args) > 2 else None)
@@ -125,6 +126,16 @@ def _div(g, step):
     else:  # trunc: sign(q) * floor(|q|)
         q = g.node("Mul", [g.node("Sign", [q]), g.node("Floor", [g.node("Abs", [q])])])
     return [q if inner is dtype else g.node("Cast", [q], to=g.onnx_type(dtype))]
+
+
+@translates("Remainder")
+def _remainder(g, step):
+    """Python's modulo (the divisor's sign): Mod for integers, a - floor(a / b) b for floats."""
+    dtype = _out(step).dtype
+    a, b = (_operand(g, v, dtype) for v in step.args[:2])
+    if not dtype.is_floating_point:
+        return [g.node("Mod", [a, b], fmod=0)]
+    return [g.node("Sub", [a, g.node("Mul", [g.node("Floor", [g.node("Div", [a, b])]), b])])]
 
 
 @translates("Pow")
@@ -165,7 +176,50 @@ TRANSLATIONS.update({"Eq": _comparison("Equal"), "Ne": _comparison("Equal", nega
 
 @translates("LogicalNot")
 def _logical_not(g, step):
-    return [g.node("Not", [_operand(g, step.args[0], _out(step).dtype)])]
+    return [g.node("Not", [_operand(g, step.args[0], bool_dtype)])]
+
+
+def _logical(onnx_op: str):
+    def translate(g, step):
+        return [g.node(onnx_op, [_operand(g, a, bool_dtype) for a in step.args[:2]])]
+
+    return translate
+
+
+TRANSLATIONS.update({"LogicalAnd": _logical("And"), "LogicalOr": _logical("Or"), "LogicalXor": _logical("Xor")})
+
+
+def _bitwise(bool_op: str, int_op: str):
+    """On bool tensors the logical op; on integers ONNX's Bitwise* (opset 18)."""
+
+    def translate(g, step):
+        dtype = _out(step).dtype
+        operands = [_operand(g, a, dtype) for a in step.args[:2] if a is not None]
+        if dtype is bool_dtype:
+            return [g.node(bool_op, operands)]
+        if g.opset < 18:
+            raise UnsupportedOperatorError(f"minitorch::{step.op.__name__} (on integers)", g.opset, 18)
+        return [g.node(int_op, operands)]
+
+    return translate
+
+
+TRANSLATIONS.update({"BitwiseAnd": _bitwise("And", "BitwiseAnd"), "BitwiseOr": _bitwise("Or", "BitwiseOr"),
+                     "BitwiseXor": _bitwise("Xor", "BitwiseXor"), "BitwiseNot": _bitwise("Not", "BitwiseNot")})
+
+
+@translates("Isnan", "Isinf", "Isfinite")
+def _classify(g, step):
+    x = step.args[0]
+    value = g.value(x)
+    if not x.dtype.is_floating_point:  # integers: every element finite
+        every = g.node("Equal", [value, value])
+        return [every if step.op.__name__ == "Isfinite" else g.node("Not", [every])]
+    if step.op.__name__ == "Isnan":
+        return [g.node("IsNaN", [value])]
+    if step.op.__name__ == "Isinf":
+        return [g.node("IsInf", [value])]
+    return [g.node("Not", [g.node("Or", [g.node("IsNaN", [value]), g.node("IsInf", [value])])])]
 
 
 @translates("Where", "MaskedFill")
@@ -666,3 +720,19 @@ def _copy(g, step):
     x, source = step.args[:2]
     value = _operand(g, source, x.dtype)
     return [g.node("Expand", [value, g.node("Shape", [g.value(x)])])]
+
+
+@translates("NanToNum")
+def _nan_to_num(g, step):
+    x = step.args[0]
+    value = g.value(x)
+    if not x.dtype.is_floating_point:
+        return [g.node("Identity", [value])]
+    info = finfo(x.dtype)
+    nan, posinf, neginf = (step.params.get(k) for k in ("nan", "posinf", "neginf"))
+    nan = 0.0 if nan is None else nan
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    value = g.node("Where", [g.node("IsNaN", [value]), g.scalar(nan, x.dtype), value])
+    value = g.node("Where", [g.node("IsInf", [value], detect_negative=0), g.scalar(posinf, x.dtype), value])
+    return [g.node("Where", [g.node("IsInf", [value], detect_positive=0), g.scalar(neginf, x.dtype), value])]
