@@ -193,7 +193,7 @@ def test_recurrent_layers(cell):
 def examples_path(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     yield
-    for name in ("train_mlp", "train_cnn", "char_transformer", "_common"):
+    for name in ("train_mlp", "train_cnn", "char_transformer", "_common"):  # imported fresh by the next test
         sys.modules.pop(name, None)
 
 
@@ -209,6 +209,17 @@ def test_example_models(examples_path):
     proto = export_and_run(model, torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]]), others=[(torch.tensor([[9, 2, 3, 1]]),)],
                            dynamic_axes={"idx": [0]}, rtol=1e-4)
     assert len(proto.graph.output) == 1  # the loss is None without targets: not an output
+
+
+def test_train_mlp_exports_onnx(examples_path, tmp_path):
+    import train_mlp
+
+    result = train_mlp.main(["--out-dir", str(tmp_path), "--no-progress", "--epochs", "1", "--max-steps", "10",
+                             "--onnx"])
+    assert result["onnx"].exists()
+    assert result["onnx_accuracy"] == result["test_accuracy"]
+    proto = onnx.load(str(result["onnx"]))
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
 
 
 # tensor ops, in-place writes, naming -----------------------------------------------------------------------
