@@ -190,7 +190,7 @@ def _translate(g: GraphBuilder, events: list) -> None:
                 g.bind(event.target, g.value(event.result))
             continue
         tensors = _tensors_in(event.args) + _tensors_in(event.params)
-        if g.fold_constants and all(g.is_constant(t) for t in tensors):
+        if g.fold_constants and all(g.is_constant(t) for t in tensors) and not _has_arrays(event):
             for out in event.outputs:
                 if isinstance(out, Tensor):
                     g.bind(out, None, constant=True)
@@ -206,6 +206,20 @@ def _translate(g: GraphBuilder, events: list) -> None:
             if isinstance(out, Tensor):
                 g.bind(out, name, untranslated="" if name is not None else f"{op} (this output)")
     g.versions = {}
+
+
+def _has_arrays(step) -> bool:
+    """Whether a backend array is among the op's arguments (``x[index_tensor]`` hands its op the index as an
+    array): it may come from an input, so such an op is never folded into a constant."""
+    values = list(step.args) + list(step.params.values())
+    while values:
+        value = values.pop()
+        if isinstance(value, (list, tuple)):
+            values.extend(value)
+        elif not isinstance(value, Tensor) and hasattr(value, "__array_interface__") or \
+                hasattr(value, "__cuda_array_interface__"):
+            return True
+    return False
 
 
 def _bind_parameters(g: GraphBuilder, model) -> list:

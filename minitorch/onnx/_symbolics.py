@@ -736,3 +736,69 @@ def _nan_to_num(g, step):
     value = g.node("Where", [g.node("IsNaN", [value]), g.scalar(nan, x.dtype), value])
     value = g.node("Where", [g.node("IsInf", [value], detect_negative=0), g.scalar(posinf, x.dtype), value])
     return [g.node("Where", [g.node("IsInf", [value], detect_positive=0), g.scalar(neginf, x.dtype), value])]
+
+
+@translates("ConvTranspose")
+def _conv_transpose(g, step):
+    """The adjoint of the convolution with ``geometry``: its input is that convolution's output. What the
+    windows reach past the result's end is padding to drop; a result longer than the windows reach (PyTorch's
+    output_padding) is ONNX's output_padding."""
+    x, weight, bias, geometry = step.args[:4]
+    inputs = [g.value(x), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
+    reach = [e - p for e, p in zip(geometry.extent, geometry.padding)]
+    attributes = {"kernel_shape": list(geometry.kernel), "strides": list(geometry.stride),
+                  "pads": list(geometry.padding) + [max(0, r - n) for r, n in zip(reach, geometry.in_size)],
+                  "output_padding": [max(0, n - r) for r, n in zip(reach, geometry.in_size)]}
+    if any(d != 1 for d in geometry.dilation):
+        attributes["dilations"] = list(geometry.dilation)
+    return [g.node("ConvTranspose", inputs, group=geometry.groups, **attributes)]
+
+
+@translates("Cumsum")
+def _cumsum(g, step):
+    x, dim = step.args[:2]
+    dtype = _out(step).dtype
+    return [g.node("CumSum", [_operand(g, x, dtype), g.scalar(dim % max(x.dim(), 1), int64)])]
+
+
+@translates("Norm")
+def _norm(g, step):
+    x, p, dims, keepdim = step.args[:4]
+    axes = _dims(dims, x.dim())
+    value = g.value(x)
+    if p == 2:
+        return [g.reduce("ReduceL2", value, axes, keepdim)]
+    if p == 1:
+        return [g.reduce("ReduceL1", value, axes, keepdim)]
+    if math.isinf(p):
+        return [g.reduce("ReduceMax" if p > 0 else "ReduceMin", g.node("Abs", [value]), axes, keepdim)]
+    if p > 0:
+        powers = g.node("Pow", [g.node("Abs", [value]), g.scalar(p, x.dtype)])
+        return [g.node("Pow", [g.reduce("ReduceSum", powers, axes, keepdim), g.scalar(1 / p, x.dtype)])]
+    raise UnsupportedOperatorError(f"minitorch::Norm (p={p})", g.opset, None)
+
+
+@translates("Topk")
+def _topk(g, step):
+    x, k, dim, largest = step.args[:4]
+    values, indices = g.node("TopK", [g.value(x), g.ints([k])], outputs=2, axis=dim % x.dim(),
+                             largest=int(largest), sorted=1)
+    return [values, indices]
+
+
+@translates("All", "Any")
+def _all_any(g, step):
+    """A min (all) or max (any) over the input as 0/1, back to bool."""
+    x, dims, keepdim = step.args[:3]
+    flags = g.node("Cast", [g.node("Cast", [g.value(x)], to=g.onnx_type(bool_dtype))], to=g.onnx_type(int64))
+    axes = _dims(dims, x.dim())
+    reduced = g.reduce("ReduceMin" if step.op.__name__ == "All" else "ReduceMax", flags, axes, keepdim) if axes \
+        else flags
+    return [g.node("Cast", [reduced], to=g.onnx_type(_out(step).dtype))]
+
+
+@translates("Gather")
+def _gather(g, step):
+    """``torch.gather(x, dim, index)``: ONNX's GatherElements."""
+    x, index, dim = step.args[:3]
+    return [g.node("GatherElements", [g.value(x), _operand(g, index, int64)], axis=dim % max(x.dim(), 1))]
