@@ -101,6 +101,34 @@ def test_transposed_convolutions(make, shape):
     assert "ConvTranspose" in _ops(proto)
 
 
+def test_three_dimensional_layers_and_pixel_shuffle():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv3d(2, 3, 3, padding=1), nn.MaxPool3d(2), nn.AvgPool3d(2), nn.ConvTranspose3d(3, 8, 2, stride=2))
+    export_and_run(model, torch.randn(1, 2, 8, 8, 8))
+    export_and_run(nn.PixelShuffle(2), torch.randn(1, 8, 3, 3), others=[(torch.randn(2, 8, 3, 3),)],
+                   dynamic_axes={"input": [0]})
+
+
+def test_scaled_dot_product_attention_with_masks():
+    class Model(nn.Module):
+        def forward(self, q, mask):
+            return (F.scaled_dot_product_attention(q, q, q, attn_mask=mask),
+                    F.scaled_dot_product_attention(q, q, q, is_causal=True))
+
+    torch.manual_seed(0)
+    export_and_run(Model(), (torch.randn(2, 2, 4, 8), torch.randn(4, 4)), rtol=1e-4)
+
+
+def test_elementwise_losses():
+    class Model(nn.Module):
+        def forward(self, x, y):
+            return (F.mse_loss(x, y), F.l1_loss(x, y, reduction="none"), F.binary_cross_entropy_with_logits(x, y),
+                    F.smooth_l1_loss(x, y), F.huber_loss(x, y), F.kl_div(x, y, reduction="batchmean"))
+
+    torch.manual_seed(0)
+    export_and_run(Model(), (torch.randn(3, 5), torch.rand(3, 5)))
+
+
 @pytest.mark.parametrize("mode", ["nearest", "bilinear"])
 def test_upsampling_is_traced_as_constant_matrices(mode):
     export_and_run(nn.Upsample(scale_factor=2, mode=mode), torch.randn(1, 2, 4, 3), others=[(torch.randn(3, 2, 4, 3),)],
@@ -448,3 +476,12 @@ def test_the_trace_leaves_the_ops_as_it_found_them():
     with pytest.raises(ValueError, match="boom"):
         torch.onnx.export(Broken(), torch.randn(2), io.BytesIO(), dynamo=False)
     assert (Op.__dict__["apply"], ViewOp.__dict__["apply"], inplace.write_result, inplace._update_in_place) == before
+
+
+def test_docs_list_every_translated_op():
+    from minitorch.onnx._symbolics import TRANSLATIONS
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text()
+    listed = page.split("The minitorch op classes translated")[1].split("## What is left")[0]
+    missing = [name for name in TRANSLATIONS if f"`{name}`" not in listed]
+    assert not missing, f"docs/onnx.md does not list {missing}"

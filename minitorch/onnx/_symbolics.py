@@ -208,17 +208,19 @@ TRANSLATIONS.update({"BitwiseAnd": _bitwise("And", "BitwiseAnd"), "BitwiseOr": _
                      "BitwiseXor": _bitwise("Xor", "BitwiseXor"), "BitwiseNot": _bitwise("Not", "BitwiseNot")})
 
 
-@translates("Isnan", "Isinf", "Isfinite")
+@translates("Isnan", "Isinf", "Isposinf", "Isneginf", "Isfinite")
 def _classify(g, step):
     x = step.args[0]
+    kind = step.op.__name__
     value = g.value(x)
     if not x.dtype.is_floating_point:  # integers: every element finite
         every = g.node("Equal", [value, value])
-        return [every if step.op.__name__ == "Isfinite" else g.node("Not", [every])]
-    if step.op.__name__ == "Isnan":
+        return [every if kind == "Isfinite" else g.node("Not", [every])]
+    if kind == "Isnan":
         return [g.node("IsNaN", [value])]
-    if step.op.__name__ == "Isinf":
-        return [g.node("IsInf", [value])]
+    if kind in ("Isinf", "Isposinf", "Isneginf"):
+        return [g.node("IsInf", [value], detect_positive=int(kind != "Isneginf"),
+                       detect_negative=int(kind != "Isposinf"))]
     return [g.node("Not", [g.node("Or", [g.node("IsNaN", [value]), g.node("IsInf", [value])])])]
 
 
