@@ -16,7 +16,7 @@ onnxruntime = pytest.importorskip("onnxruntime")
 import minitorch as torch  # noqa: E402
 import minitorch.nn.functional as F  # noqa: E402
 from minitorch import nn  # noqa: E402
-from minitorch.onnx._symbolics import reshape_target  # noqa: E402
+from minitorch.onnx._tensor_ops import reshape_target  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
