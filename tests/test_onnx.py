@@ -193,6 +193,25 @@ def test_gelu_and_norms_at_each_opset(opset):
     assert ("Gelu" in _ops(proto)) == (opset >= 20)
 
 
+@pytest.mark.parametrize("dtype, onnx_type, tolerance", [("float64", "DOUBLE", 1e-12), ("float16", "FLOAT16", 2e-3)])
+def test_other_float_dtypes(dtype, onnx_type, tolerance):
+    """The graph keeps the model's dtype (onnxruntime's CPU kernels lack float64 Conv and Erf, bfloat16 Gemm)."""
+    torch.manual_seed(0)
+    dtype = getattr(torch, dtype)
+    model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Tanh(), nn.Linear(8, 3), nn.Softmax(-1)).to(dtype)
+    proto = export_and_run(model, torch.randn(2, 4).to(dtype), rtol=tolerance, atol=tolerance)
+    assert proto.graph.input[0].type.tensor_type.elem_type == getattr(onnx.TensorProto, onnx_type)
+
+
+def test_bfloat16_model_exports():
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU()).to(torch.bfloat16)
+    buffer = io.BytesIO()
+    torch.onnx.export(model, torch.randn(2, 4).to(torch.bfloat16), buffer, dynamo=False)
+    proto = onnx.load_from_string(buffer.getvalue())
+    onnx.checker.check_model(proto, full_check=True)
+    assert {t.data_type for t in proto.graph.initializer} == {onnx.TensorProto.BFLOAT16}
+
+
 def test_embedding_with_dynamic_batch():
     torch.manual_seed(0)
     proto = export_and_run(nn.Embedding(10, 4, padding_idx=0), torch.tensor([[1, 2], [3, 0]]),

@@ -2,7 +2,7 @@
 
 The recording is a trace, as PyTorch's TorchScript exporter makes: Python control flow is taken as it ran,
 shapes the forward computes in Python stay as traced (reshapes and expands are written to follow a dynamic
-batch dim; see _symbolics.py), and tensors made inside forward from no input are constants. Parameters and
+batch dim; see _tensor_ops.py), and tensors made inside forward from no input are constants. Parameters and
 buffers become initializers named by their state-dict keys; ops whose tensor inputs are all constants are
 folded. The model runs in eval mode unless ``training`` says otherwise, as in PyTorch.
 """
