@@ -364,6 +364,23 @@ def test_reshape_targets(in_shape, out_shape, target):
     assert reshape_target(in_shape, out_shape) == target
 
 
+def test_custom_function_and_empty_results():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * x + 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise AssertionError("not called by an export")
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return Square.apply(x).relu() + x[:0].sum(), x.reshape(-1)[:0], x[:0].reshape(3, 0)
+
+    export_and_run(Model(), torch.randn(2, 3), others=[(torch.randn(4, 3),)], dynamic_axes={"x": [0]})
+
+
 def test_constants_made_inside_forward_are_folded():
     class Model(nn.Module):
         def forward(self, x):

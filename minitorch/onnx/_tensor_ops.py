@@ -94,8 +94,10 @@ def reshape_target(in_shape: tuple, out_shape: tuple) -> list:
 @translates("View")
 def _view(g, step):
     x = step.args[0]
-    out = output(step)
-    return [g.node("Reshape", [g.value(x), g.ints(reshape_target(tuple(x.shape), tuple(out.shape)))])]
+    out_shape = tuple(output(step).shape)
+    if 0 in out_shape:  # an empty result: literal sizes (ONNX's 0 would copy the input's dim)
+        return [g.node("Reshape", [g.value(x), g.ints(out_shape)], allowzero=1)]
+    return [g.node("Reshape", [g.value(x), g.ints(reshape_target(tuple(x.shape), out_shape))])]
 
 
 @translates("Permute")
