@@ -521,3 +521,10 @@ def test_docs_list_every_translated_op():
     listed = page.split("The minitorch op classes translated")[1].split("## What is left")[0]
     missing = [name for name in TRANSLATIONS if f"`{name}`" not in listed]
     assert not missing, f"docs/onnx.md does not list {missing}"
+
+
+def test_an_input_named_like_a_parameter_keeps_both():
+    torch.manual_seed(0)
+    proto = export_and_run(nn.Linear(3, 2), torch.randn(4, 3), input_names=["weight"])
+    names = [i.name for i in proto.graph.input] + [t.name for t in proto.graph.initializer]
+    assert names[0] == "weight" and len(set(names)) == 3

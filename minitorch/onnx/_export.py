@@ -91,56 +91,61 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
     args, kwargs = _split_args(args, kwargs)
 
     outputs, recording = _trace(model, args, kwargs, training)
-    g = GraphBuilder(opset, do_constant_folding)
     names = _input_names(model, args, kwargs, input_names)
-    inputs = _tensor_inputs(args, kwargs)
-    axes = _dynamic_axes(dynamic_axes, dynamic_shapes, names)
     flat_outputs = [t for t in _flatten(outputs) if t is not None]
-    out_names = _output_names(output_names, len(flat_outputs))
-    for name in names + out_names:
-        g.fresh(name)
-    for name, tensor in zip(names, inputs):
-        g.bind(tensor, name)
-        g.inputs.append(_value_info(g, name, tensor, axes.get(name)))
-    parameters = _bind_parameters(g, model)
-    _translate(g, recording.events)
-
     if not flat_outputs:
         raise OnnxExporterError("torch.onnx.export: the model returned no tensor")
-    graph_outputs = []
-    for name, tensor in zip(out_names, flat_outputs):
-        if not isinstance(tensor, Tensor):
-            raise OnnxExporterError(f"torch.onnx.export: the model returned a {type(tensor).__name__}, not a tensor")
-        g.nodes.append(g.helper.make_node("Identity", [g.value(tensor)], [name], name=g.fresh(f"{name}_identity")))
-        graph_outputs.append(_value_info(g, name, tensor, axes.get(name), unknown=bool(axes)))
+    out_names = _output_names(output_names, len(flat_outputs))
+    axes = _dynamic_axes(dynamic_axes, dynamic_shapes, names)
+    model_proto = _model_proto(GraphBuilder(opset, do_constant_folding), model, recording.events,
+                               list(zip(names, _tensor_inputs(args, kwargs))), list(zip(out_names, flat_outputs)),
+                               axes, export_params, keep_initializers_as_inputs)
     _unknown_axes(axes, names, out_names)
-
-    _prune(g, out_names)
-    used = {i for node in g.nodes for i in node.input}
-    params = [(name, p) for name, p in parameters if name in used]
-    initializers = list(g.initializers)
-    graph_inputs = list(g.inputs)
-    for name, p in params:
-        if export_params:
-            initializers.append(onnx.numpy_helper.from_array(p.detach().cpu().numpy(), name))
-        if keep_initializers_as_inputs or not export_params:
-            graph_inputs.append(_value_info(g, name, p, None))
-    graph = g.helper.make_graph(g.nodes, "main_graph", graph_inputs, graph_outputs, initializers)
-    opsets = [g.helper.make_opsetid("", opset)]
-    model_proto = g.helper.make_model(graph, opset_imports=opsets, producer_name="minitorch",
-                                      ir_version=g.helper.find_min_ir_version_for(opsets))
     try:
         onnx.checker.check_model(model_proto)
     except onnx.checker.ValidationError as error:
         raise OnnxExporterError(f"torch.onnx.export wrote a model the ONNX checker rejects: {error}") from error
     if verbose:
-        print(g.helper.printable_graph(graph))
+        print(onnx.helper.printable_graph(model_proto.graph))
     if f is not None:
         onnx.save_model(model_proto, f)
     program = ONNXProgram(model_proto, names, out_names)
     if verify:
         _verify(program, args, kwargs, flat_outputs)
     return program if dynamo else None
+
+
+def _model_proto(g: GraphBuilder, model, events: list, inputs: list, outputs: list, axes: dict, export_params: bool,
+                 initializers_as_inputs: bool):
+    """The ONNX model of a trace: ``inputs`` and ``outputs`` are (name, Tensor) pairs."""
+    for name, _ in inputs + outputs:
+        g.fresh(name)
+    for name, tensor in inputs:
+        g.bind(tensor, name)
+        g.inputs.append(_value_info(g, name, tensor, axes.get(name)))
+    parameters = _bind_parameters(g, model)
+    _translate(g, events)
+    graph_outputs = []
+    for name, tensor in outputs:
+        if not isinstance(tensor, Tensor):
+            raise OnnxExporterError(f"torch.onnx.export: the model returned a {type(tensor).__name__}, not a tensor")
+        g.nodes.append(g.helper.make_node("Identity", [g.value(tensor)], [name], name=g.fresh(f"{name}_identity")))
+        graph_outputs.append(_value_info(g, name, tensor, axes.get(name), unknown=bool(axes)))
+    _prune(g, [name for name, _ in outputs])
+
+    used = {i for node in g.nodes for i in node.input}
+    initializers, graph_inputs = list(g.initializers), list(g.inputs)
+    for name, parameter in parameters:
+        if name not in used:
+            continue
+        if export_params:
+            initializers.append(g.onnx.numpy_helper.from_array(parameter.detach().cpu().numpy(), name))
+        if initializers_as_inputs or not export_params:
+            graph_inputs.append(_value_info(g, name, parameter, None))
+    graph = g.helper.make_graph(g.nodes, "main_graph", graph_inputs, graph_outputs, initializers)
+    opsets = [g.helper.make_opsetid("", g.opset)]
+    return g.helper.make_model(graph, opset_imports=opsets, producer_name="minitorch",
+                               ir_version=g.helper.find_min_ir_version_for(opsets))
 
 
 # the trace ---------------------------------------------------------------------------------------------------
@@ -223,12 +228,14 @@ def _has_arrays(step) -> bool:
 
 
 def _bind_parameters(g: GraphBuilder, model) -> list:
+    """Parameters and buffers as (ONNX name, Tensor): their state-dict names, unless an input has taken one."""
     if not isinstance(model, Module):
         return []
-    found = list(model.named_parameters()) + list(model.named_buffers())
-    for name, tensor in found:
+    found = []
+    for name, tensor in list(model.named_parameters()) + list(model.named_buffers()):
+        name = g.fresh(name)
         g.bind(tensor, name)
-        g.fresh(name)
+        found.append((name, tensor))
     return found
 
 
