@@ -43,7 +43,7 @@ def export_and_run(model, args, *, others=(), rtol=1e-5, atol=1e-5, **options):
     for inputs in (args, *others):
         with torch.no_grad():
             expected = _flat(model(*inputs))
-        feed = {i.name: a.numpy() for i, a in zip(session.get_inputs(), inputs)}
+        feed = {i.name: a.numpy() for i, a in zip(session.get_inputs(), _flat(inputs))}
         got = session.run(None, feed)
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
@@ -227,10 +227,20 @@ def test_multihead_attention(batch_first):
     export_and_run(mha, (q, q, q), rtol=1e-4)
 
 
-def test_transformer_encoder_layer_with_dynamic_batch():
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_encoder_layer_with_dynamic_batch_and_length(batch_first):
     torch.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
-    export_and_run(layer, torch.randn(2, 3, 8), others=[(torch.randn(4, 3, 8),)], dynamic_axes={"src": [0]},
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=batch_first)
+    export_and_run(layer, torch.randn(2, 3, 8), others=[(torch.randn(4, 5, 8),)], dynamic_axes={"src": [0, 1]},
+                   rtol=1e-4)
+
+
+def test_multihead_attention_with_dynamic_batch_and_length():
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2)
+    x = torch.randn(3, 2, 8)
+    y = torch.randn(5, 4, 8)
+    export_and_run(mha, (x, x, x), others=[(y, y, y)], dynamic_axes={n: [0, 1] for n in ("query", "key", "value")},
                    rtol=1e-4)
 
 
@@ -242,15 +252,45 @@ def test_transformer_encoder_with_causal_mask():
 
 
 @pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU, nn.RNN])
-def test_recurrent_layers(cell):
-    """Unrolled over the traced sequence length; h0 given as an input follows a dynamic batch."""
+def test_recurrent_layers_with_dynamic_batch(cell):
+    """Unrolled over the traced sequence length; the zero initial state follows the batch size."""
     torch.manual_seed(0)
     rnn = cell(4, 5, num_layers=2, batch_first=True)
-    export_and_run(rnn, torch.randn(2, 3, 4))
-    if cell is nn.GRU:
-        h0 = torch.randn(2, 2, 5)
-        export_and_run(rnn, (torch.randn(2, 3, 4), h0), others=[(torch.randn(6, 3, 4), torch.randn(2, 6, 5))],
-                       dynamic_axes={"input": [0], "hx": [1]})
+    export_and_run(rnn, torch.randn(2, 3, 4), others=[(torch.randn(6, 3, 4),)], dynamic_axes={"input": [0]})
+    if cell is nn.LSTM:  # the state tuple's tensors are inputs hx_0 and hx_1
+        hx = (torch.randn(2, 2, 5), torch.randn(2, 2, 5))
+        others = [(torch.randn(6, 3, 4), (torch.randn(2, 6, 5), torch.randn(2, 6, 5)))]
+        axes = {"input": [0], "hx_0": [1], "hx_1": [1]}
+    else:
+        hx, others, axes = torch.randn(2, 2, 5), [(torch.randn(6, 3, 4), torch.randn(2, 6, 5))], {"input": [0], "hx": [1]}
+    proto = export_and_run(rnn, (torch.randn(2, 3, 4), hx), others=others, dynamic_axes=axes)
+    assert [i.name for i in proto.graph.input] == ["input"] + list(axes)[1:]
+
+
+def test_sizes_computed_from_dynamic_dims():
+    """A second trace with the dynamic dims one larger shows which shapes follow them: zeros, arange and masks
+    built from ``x.shape``, and reshapes that split or merge dynamic dims."""
+    class Model(nn.Module):
+        def forward(self, x):
+            b, t, c = x.shape
+            merged = x.reshape(b * t, c).view(b, t, c)
+            causal = torch.ones(t, t).triu(1).bool()
+            scores = (x @ x.transpose(1, 2)).masked_fill(causal, float("-inf")).softmax(-1)
+            return merged + torch.zeros(b, 1, c), torch.arange(t) * 2, scores @ x
+
+    torch.manual_seed(0)
+    export_and_run(Model(), torch.randn(2, 4, 3), others=[(torch.randn(5, 7, 3),)], dynamic_axes={"x": [0, 1]})
+
+
+def test_a_model_that_takes_only_the_traced_size_still_exports():
+    class Model(nn.Module):
+        def forward(self, x):
+            if x.shape[0] != 2:
+                raise ValueError("batch of 2 only")
+            return x.view(2, -1)
+
+    proto = export_and_run(Model(), torch.randn(2, 3, 4), dynamic_axes={"x": [0]})
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_dynamic_axes_1"
 
 
 # the examples' models --------------------------------------------------------------------------------------
@@ -271,8 +311,9 @@ def test_example_models(examples_path):
     export_and_run(MLP(), torch.randn(2, 8, 8), others=[(torch.randn(7, 8, 8),)], dynamic_axes={"x": [0]})
     export_and_run(DigitsCNN(), torch.randn(2, 64), others=[(torch.randn(7, 64),)], dynamic_axes={"x": [0]})
     model = CharTransformer(20, 8, 16, 2, 2, dropout=0.1)
-    proto = export_and_run(model, torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]]), others=[(torch.tensor([[9, 2, 3, 1]]),)],
-                           dynamic_axes={"idx": [0]}, rtol=1e-4)
+    proto = export_and_run(model, torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]]),
+                           others=[(torch.tensor([[9, 2, 3, 1]]),), (torch.tensor([[1, 2, 3, 4, 5, 6, 7]] * 3),)],
+                           dynamic_axes={"idx": {0: "batch", 1: "time"}}, rtol=1e-4)
     assert len(proto.graph.output) == 1  # the loss is None without targets: not an output
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from ..autograd import grad_mode
 from ..creation import from_numpy
 from ..nn import Module
+from ..ops.concat import cat
 from ..tensor import Tensor
 from ..testing import assert_close
 from ._graph import GraphBuilder
@@ -63,7 +64,7 @@ class ONNXProgram:
 
         session = onnxruntime.InferenceSession(self.model_proto.SerializeToString(),
                                                providers=["CPUExecutionProvider"])
-        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        tensors = _tensor_inputs(args, kwargs)
         feed = {name: t.detach().cpu().numpy() for name, t in zip(self._input_names, tensors)}
         return [from_numpy(out) for out in session.run(None, feed)]
 
@@ -97,9 +98,10 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
         raise OnnxExporterError("torch.onnx.export: the model returned no tensor")
     out_names = _output_names(output_names, len(flat_outputs))
     axes = _dynamic_axes(dynamic_axes, dynamic_shapes, names)
-    model_proto = _model_proto(GraphBuilder(opset, do_constant_folding), model, recording.events,
-                               list(zip(names, _tensor_inputs(args, kwargs))), list(zip(out_names, flat_outputs)),
-                               axes, export_params, keep_initializers_as_inputs)
+    g = GraphBuilder(opset, do_constant_folding)
+    _second_trace(g, model, args, kwargs, training, names, axes, recording.events)
+    model_proto = _model_proto(g, model, recording.events, list(zip(names, _tensor_inputs(args, kwargs))),
+                               list(zip(out_names, flat_outputs)), axes, export_params, keep_initializers_as_inputs)
     _unknown_axes(axes, names, out_names)
     try:
         onnx.checker.check_model(model_proto)
@@ -175,6 +177,71 @@ def _trace(model, args: tuple, kwargs: dict, training: TrainingMode):
     return outputs, recording
 
 
+def _second_trace(g: GraphBuilder, model, args: tuple, kwargs: dict, training, names: list, axes: dict,
+                  events: list) -> None:
+    """Trace again with every dynamic input dim one larger and tell ``g`` which tensor of this trace is which of
+    the first: shapes the forward computed in Python from a dynamic size (``torch.zeros(x.size(0), n)``, a
+    reshape to ``(batch, heads, -1)``) are then written to follow it. Nothing is learnt (and the export is the
+    single trace's) if the model refuses the larger inputs or runs other ops on them."""
+    grown = {name: dims for name, dims in axes.items() if name in names and dims}
+    if not grown:
+        return
+    try:
+        with grad_mode.no_grad():
+            args2, kwargs2 = _grow(args, kwargs, names, grown)
+        _, recording = _trace(model, args2, kwargs2, training)
+    except Exception:  # noqa: BLE001 - a model may accept only the traced sizes; the first trace stands alone
+        return
+    pairs = list(zip(events, recording.events))
+    if len(events) != len(recording.events) or any(_event_key(a) != _event_key(b) for a, b in pairs):
+        return
+    for first, second in pairs:
+        for a, b in zip(_event_tensors(first), _event_tensors(second)):
+            g.counterparts[id(a)] = b
+    inputs1, inputs2 = _tensor_inputs(args, kwargs), _tensor_inputs(args2, kwargs2)
+    for name, t1, t2 in zip(names, inputs1, inputs2):
+        g.counterparts[id(t1)] = t2
+        g.dynamic_dims.extend((name, d, t1.shape[d], t2.shape[d]) for d in grown.get(name, {}) if d < t1.dim())
+
+
+def _grow(args: tuple, kwargs: dict, names: list, grown: dict):
+    """The inputs with each dynamic dim one longer (its last slice repeated: indices stay valid). A tensor passed
+    twice (``mha(x, x, x)``) stays one tensor: a forward may check ``query is key``."""
+    positions = iter(names)
+    done: dict = {}
+
+    def grow(value):
+        if isinstance(value, (list, tuple)):
+            return type(value)(grow(v) for v in value)
+        if isinstance(value, dict):
+            return {k: grow(v) for k, v in value.items()}
+        if not isinstance(value, Tensor):
+            return value
+        dims = grown.get(next(positions), {})
+        if id(value) in done:
+            return done[id(value)]
+        original = value
+        for d in sorted(dims, reverse=True):
+            if d < value.dim() and value.shape[d]:
+                value = cat([value, value.narrow(d, value.shape[d] - 1, 1)], d)
+        done[id(original)] = value
+        return value
+
+    return grow(args), grow(kwargs)
+
+
+def _event_key(event) -> tuple:
+    if isinstance(event, InplaceWrite):
+        return ("write", len(_event_tensors(event)))
+    return (event.op, len(_event_tensors(event)))
+
+
+def _event_tensors(event) -> list:
+    if isinstance(event, InplaceWrite):
+        return [event.target, event.result]
+    return _tensors_in(event.args) + _tensors_in(event.params) + [t for t in event.outputs if isinstance(t, Tensor)]
+
+
 def _tensors_in(value) -> list:
     if isinstance(value, Tensor):
         return [value]
@@ -195,7 +262,8 @@ def _translate(g: GraphBuilder, events: list) -> None:
                 g.bind(event.target, g.value(event.result))
             continue
         tensors = _tensors_in(event.args) + _tensors_in(event.params)
-        if g.fold_constants and all(g.is_constant(t) for t in tensors) and not _has_arrays(event):
+        if (g.fold_constants and all(g.is_constant(t) for t in tensors) and not _has_arrays(event)
+                and not g.shape_follows_inputs(event.outputs)):  # (torch.arange(T) * 2 with a dynamic T: an op)
             for out in event.outputs:
                 if isinstance(out, Tensor):
                     g.bind(out, None, constant=True)
@@ -241,17 +309,21 @@ def _bind_parameters(g: GraphBuilder, model) -> list:
 
 # names, shapes and dynamic axes ------------------------------------------------------------------------------
 def _tensor_inputs(args: tuple, kwargs: dict) -> list:
-    return [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+    """Every tensor among the arguments, nested tuples, lists and dicts flattened (``lstm(x, (h0, c0))``)."""
+    return _tensors_in(list(args) + list(kwargs.values()))
 
 
 def _input_names(model, args: tuple, kwargs: dict, given) -> list:
+    """``given``, then each remaining tensor's parameter name in ``forward`` (``hx_0``, ``hx_1`` inside a tuple)."""
     try:
         parameters = list(inspect.signature(model.forward if isinstance(model, Module) else model).parameters)
     except (TypeError, ValueError):
         parameters = []
-    defaults = [parameters[i] if i < len(parameters) else f"input_{i}" for i, a in enumerate(args)
-                if isinstance(a, Tensor)]
-    defaults += [k for k, v in kwargs.items() if isinstance(v, Tensor)]
+    named = [(parameters[i] if i < len(parameters) else f"input_{i}", a) for i, a in enumerate(args)]
+    defaults = []
+    for name, value in named + list(kwargs.items()):
+        tensors = _tensors_in(value)
+        defaults += [name] if isinstance(value, Tensor) else [f"{name}_{i}" for i in range(len(tensors))]
     given = list(given or [])
     if len(given) > len(defaults):
         raise ValueError(f"torch.onnx.export: {len(given)} input_names for {len(defaults)} tensor inputs")

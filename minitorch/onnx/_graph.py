@@ -38,6 +38,10 @@ def as_array(value):
     return value.get() if hasattr(value, "get") else value
 
 
+def _is_arange(array) -> bool:
+    return array.tolist() == list(range(len(array)))
+
+
 class GraphBuilder:
     def __init__(self, opset: int, fold_constants: bool = True) -> None:
         import onnx  # the optional dependency: minitorch[onnx]
@@ -54,6 +58,11 @@ class GraphBuilder:
         self._used_names: set[str] = set()
         self._counter = 0
         self.versions: dict[int, int] = {}  # id(tensor) -> storage version at the traced call being translated
+        # A second trace with every dynamic input dim one larger, when there is one (see _export.py): a shape that
+        # changes between the two traces is written from the input dims that change in the same way.
+        self.counterparts: dict[int, Tensor] = {}  # id(tensor of the first trace) -> that tensor in the second
+        self.dynamic_dims: list = []  # (input name, dim, its size in the first trace, in the second)
+        self._input_dims: dict = {}
 
     # names and values ---------------------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -103,13 +112,70 @@ class GraphBuilder:
             raise UnsupportedOperatorError(entry.untranslated, self.opset, None)
         if entry.constant:
             if entry.name is None:
-                entry.name = self.initializer(as_array(tensor), "constant")
+                entry.name = self._constant(tensor)
             return entry.name
         if entry.version != self._version(tensor):
             raise SymbolicValueError(
                 f"a tensor of shape {list(tensor.shape)} was written in place after the exporter saw it (through "
                 "another view of its memory?); export the model with out-of-place ops there")
         return entry.name
+
+    def _constant(self, tensor: Tensor) -> str:
+        """An initializer, unless its shape follows the dynamic dims (the second trace's differs) and it is one of
+        the constants forward builds from a size: one value everywhere (an RNN's zero state,
+        ``torch.zeros(x.size(0), n)``, ``torch.ones(T, T)`` before ``triu``) or ``torch.arange(n)``. Those are
+        built from the inputs' shapes instead (and ops on them are not folded: see _export.py)."""
+        array = as_array(tensor)
+        shape = self.shape_value(tuple(tensor.shape), self.other_shape(tensor))
+        if shape is None or not array.size:
+            return self.initializer(array, "constant")
+        other = as_array(self.counterparts[id(tensor)])
+        if (array == array.flat[0]).all() and (other == array.flat[0]).all():
+            return self.node("Expand", [self.initializer(array.reshape(-1)[:1].reshape(()), "fill"), shape])
+        if array.ndim == 1 and _is_arange(array) and _is_arange(other):
+            limit = self.node("Squeeze", [shape, self.ints([0])])
+            if tensor.dtype.name != "int64":
+                limit = self.node("Cast", [limit], to=self.onnx_type(tensor.dtype))
+            return self.node("Range", [self.scalar(0, tensor.dtype), limit, self.scalar(1, tensor.dtype)])
+        return self.initializer(array, "constant")
+
+    # shapes that follow the dynamic dims --------------------------------------------------------------
+    def shape_follows_inputs(self, tensors) -> bool:
+        """Whether any of ``tensors`` has another shape in the second trace."""
+        return any(self.other_shape(t) not in (None, tuple(t.shape)) for t in tensors if isinstance(t, Tensor))
+
+    def other_shape(self, tensor) -> tuple | None:
+        """The tensor's shape in the second trace (None without one)."""
+        other = self.counterparts.get(id(tensor)) if isinstance(tensor, Tensor) else None
+        return None if other is None else tuple(other.shape)
+
+    def shape_value(self, shape: tuple, other: tuple | None) -> str | None:
+        """A 1-D int64 value: ``shape`` where the second trace's shape ``other`` agrees, and where it does not, the
+        size of an input dim that changed the same way. None when the shapes agree, or a changed dim matches no
+        input dim (a size computed from one, such as 2 * batch)."""
+        if other is None or len(other) != len(shape) or tuple(shape) == tuple(other):
+            return None
+        pieces, literal = [], []
+        for first, second in zip(shape, other):
+            if first == second:
+                literal.append(first)
+                continue
+            source = next(((name, d) for name, d, a, b in self.dynamic_dims if (a, b) == (first, second)), None)
+            if source is None:
+                return None
+            if literal:
+                pieces.append(self.ints(literal))
+                literal = []
+            pieces.append(self._input_dim(*source))
+        if literal:
+            pieces.append(self.ints(literal))
+        return pieces[0] if len(pieces) == 1 else self.node("Concat", pieces, axis=0)
+
+    def _input_dim(self, name: str, dim: int) -> str:
+        key = (name, dim)
+        if key not in self._input_dims:
+            self._input_dims[key] = self.node("Shape", [name], start=dim, end=dim + 1)
+        return self._input_dims[key]
 
     # initializers and nodes ---------------------------------------------------------------------------
     def onnx_type(self, dtype) -> int:

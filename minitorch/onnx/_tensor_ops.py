@@ -91,13 +91,31 @@ def reshape_target(in_shape: tuple, out_shape: tuple) -> list:
     return target
 
 
+def _reshapes_to(in_shape: tuple, target: list, out_shape: tuple) -> bool:
+    """Whether ONNX's Reshape of ``in_shape`` to ``target`` (0: copy, -1: infer) gives ``out_shape``."""
+    sizes = [in_shape[i] if t == 0 else t for i, t in enumerate(target)]
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        if not known:
+            return False
+        sizes[sizes.index(-1)] = math.prod(in_shape) // known
+    return tuple(sizes) == tuple(out_shape)
+
+
 @translates("View")
 def _view(g, step):
     x = step.args[0]
-    out_shape = tuple(output(step).shape)
+    out = output(step)
+    out_shape = tuple(out.shape)
     if 0 in out_shape:  # an empty result: literal sizes (ONNX's 0 would copy the input's dim)
         return [g.node("Reshape", [g.value(x), g.ints(out_shape)], allowzero=1)]
-    return [g.node("Reshape", [g.value(x), g.ints(reshape_target(tuple(x.shape), out_shape))])]
+    target = reshape_target(tuple(x.shape), out_shape)
+    other_in, other_out = g.other_shape(x), g.other_shape(out)
+    if other_out is not None and not _reshapes_to(other_in, target, other_out):  # a second trace says otherwise
+        shape = g.shape_value(out_shape, other_out)
+        if shape is not None:
+            return [g.node("Reshape", [g.value(x), shape])]
+    return [g.node("Reshape", [g.value(x), g.ints(target)])]
 
 
 @translates("Permute")
@@ -117,12 +135,21 @@ def _transpose(g, step):
     return [g.node("Transpose", [g.value(x)], perm=perm)]
 
 
+def _expand_target(in_shape: tuple, out_shape: tuple) -> list:
+    in_shape = (1,) * (len(out_shape) - len(in_shape)) + tuple(in_shape)
+    return [1 if i == o else o for i, o in zip(in_shape, out_shape)]  # dims kept: 1 (any size broadcasts)
+
+
 @translates("Expand")
 def _expand(g, step):
     x = step.args[0]
     out_shape = tuple(output(step).shape)
-    in_shape = (1,) * (len(out_shape) - x.dim()) + tuple(x.shape)
-    target = [1 if i == o else o for i, o in zip(in_shape, out_shape)]  # dims kept: 1 (any size broadcasts)
+    target = _expand_target(tuple(x.shape), out_shape)
+    other_in, other_out = g.other_shape(x), g.other_shape(output(step))
+    if other_out is not None and _expand_target(other_in, other_out) != target:  # the second trace grows other dims
+        shape = g.shape_value(out_shape, other_out)
+        if shape is not None:
+            return [g.node("Expand", [g.value(x), shape])]
     return [g.node("Expand", [g.value(x), g.ints(target)])]
 
 
@@ -235,7 +262,11 @@ def _flip(g, step):
 def _triangle(g, step):
     x = step.args[0]
     upper, diagonal = step.params["upper"], step.params["diagonal"]
-    return [g.node("Trilu", [g.value(x), g.scalar(diagonal, int64)], upper=int(upper))]
+    value = g.value(x)
+    if x.dtype is bool_dtype:  # (onnxruntime's Trilu has no bool kernel)
+        value = g.node("Cast", [value], to=g.onnx_type(int64))
+    value = g.node("Trilu", [value, g.scalar(diagonal, int64)], upper=int(upper))
+    return [g.node("Cast", [value], to=g.onnx_type(bool_dtype)) if x.dtype is bool_dtype else value]
 
 
 @translates("Clone")
