@@ -182,9 +182,11 @@ def _second_trace(g: GraphBuilder, model, args: tuple, kwargs: dict, training, n
     """Trace again with every dynamic input dim one larger and tell ``g`` which tensor of this trace is which of
     the first: shapes the forward computed in Python from a dynamic size (``torch.zeros(x.size(0), n)``, a
     reshape to ``(batch, heads, -1)``) are then written to follow it. Nothing is learnt (and the export is the
-    single trace's) if the model refuses the larger inputs or runs other ops on them."""
+    single trace's) if the model refuses the larger inputs or runs other ops on them, or runs in training mode."""
     grown = {name: dims for name, dims in axes.items() if name in names and dims}
-    if not grown:
+    in_training = training == TrainingMode.TRAINING or (training == TrainingMode.PRESERVE and
+                                                        getattr(model, "training", False))
+    if not grown or in_training:  # (a training forward updates running statistics: not twice)
         return
     try:
         with grad_mode.no_grad():
