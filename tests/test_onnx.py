@@ -432,6 +432,35 @@ def test_constants_made_inside_forward_are_folded():
     assert _ops(proto) <= {"Where", "Add", "Identity", "Cast"}
 
 
+def test_forward_writing_into_its_input_and_a_buffer():
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros(3))
+
+        def forward(self, x):
+            y = x * 3 + self.count
+            x.add_(1)
+            self.count.add_(x)
+            return y + x + self.count
+
+    with pytest.raises(torch.onnx.errors.SymbolicValueError, match="writes into 'count' in place"):
+        torch.onnx.export(Model(), torch.randn(3), io.BytesIO(), dynamo=False)
+
+    class IntoInput(nn.Module):
+        def forward(self, x):
+            y = x * 3
+            x.add_(1)
+            return y + x
+
+    x = torch.randn(3)
+    expected = IntoInput()(x.clone())
+    buffer = io.BytesIO()
+    torch.onnx.export(IntoInput(), x.clone(), buffer, dynamo=False)
+    session = onnxruntime.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"x": x.numpy()})[0], expected.numpy(), rtol=1e-6)
+
+
 def test_detached_alias_of_a_traced_value():
     class Model(nn.Module):
         def forward(self, x):

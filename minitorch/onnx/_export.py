@@ -23,7 +23,7 @@ from ..testing import assert_close
 from ._graph import GraphBuilder
 from ._symbolics import TRANSLATIONS
 from ._tracer import InplaceWrite, record
-from .errors import OnnxExporterError
+from .errors import OnnxExporterError, SymbolicValueError
 
 DEFAULT_OPSET = 20  # PyTorch 2.13's torch.onnx default (torch.onnx._constants.ONNX_DEFAULT_OPSET)
 MIN_OPSET = 17
@@ -91,6 +91,10 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
         raise ValueError("torch.onnx.export: f (a path or a file object) is required when dynamo=False")
     args, kwargs = _split_args(args, kwargs)
 
+    g = GraphBuilder(opset, do_constant_folding)
+    # versions before the trace: a forward may write into an input or a buffer (read before that write)
+    g.versions = _versions(_tensor_inputs(args, kwargs) + _state_tensors(model))
+    state_versions = dict(g.versions)
     outputs, recording = _trace(model, args, kwargs, training)
     names = _input_names(model, args, kwargs, input_names)
     flat_outputs = [t for t in _flatten(outputs) if t is not None]
@@ -98,10 +102,10 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
         raise OnnxExporterError("torch.onnx.export: the model returned no tensor")
     out_names = _output_names(output_names, len(flat_outputs))
     axes = _dynamic_axes(dynamic_axes, dynamic_shapes, names)
-    g = GraphBuilder(opset, do_constant_folding)
     _second_trace(g, model, args, kwargs, training, names, axes, recording.events)
     model_proto = _model_proto(g, model, recording.events, list(zip(names, _tensor_inputs(args, kwargs))),
-                               list(zip(out_names, flat_outputs)), axes, export_params, keep_initializers_as_inputs)
+                               list(zip(out_names, flat_outputs)), axes, export_params, keep_initializers_as_inputs,
+                               state_versions)
     _unknown_axes(axes, names, out_names)
     try:
         onnx.checker.check_model(model_proto)
@@ -118,8 +122,9 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
 
 
 def _model_proto(g: GraphBuilder, model, events: list, inputs: list, outputs: list, axes: dict, export_params: bool,
-                 initializers_as_inputs: bool):
-    """The ONNX model of a trace: ``inputs`` and ``outputs`` are (name, Tensor) pairs."""
+                 initializers_as_inputs: bool, state_versions: dict):
+    """The ONNX model of a trace: ``inputs`` and ``outputs`` are (name, Tensor) pairs; ``state_versions`` the
+    parameters' and buffers' versions before it."""
     for name, _ in inputs + outputs:
         g.fresh(name)
     for name, tensor in inputs:
@@ -140,6 +145,10 @@ def _model_proto(g: GraphBuilder, model, events: list, inputs: list, outputs: li
     for name, parameter in parameters:
         if name not in used:
             continue
+        if parameter._storage.version != state_versions.get(id(parameter), parameter._storage.version):
+            raise SymbolicValueError(
+                f"torch.onnx.export: the forward writes into {name!r} in place after reading it, so its value "
+                "before the call is gone; export in eval mode, or write it out of place")
         if export_params:
             initializers.append(g.onnx.numpy_helper.from_array(parameter.detach().cpu().numpy(), name))
         if initializers_as_inputs or not export_params:
@@ -295,6 +304,16 @@ def _has_arrays(step) -> bool:
                 hasattr(value, "__cuda_array_interface__"):
             return True
     return False
+
+
+def _state_tensors(model) -> list:
+    if not isinstance(model, Module):
+        return []
+    return [t for _, t in list(model.named_parameters()) + list(model.named_buffers())]
+
+
+def _versions(tensors: list) -> dict:
+    return {id(t): t._storage.version for t in tensors}
 
 
 def _bind_parameters(g: GraphBuilder, model) -> list:
