@@ -39,10 +39,13 @@ def as_array(value):
 
 
 def _is_arange(array) -> bool:
+    """Whether a 1-D array is 0, 1, ..., n - 1."""
     return array.tolist() == list(range(len(array)))
 
 
 class GraphBuilder:
+    """One export's nodes, initializers and inputs, and the ONNX value of each traced Tensor."""
+
     def __init__(self, opset: int, fold_constants: bool = True) -> None:
         import onnx  # the optional dependency: minitorch[onnx]
 
@@ -66,6 +69,7 @@ class GraphBuilder:
 
     # names and values ---------------------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
+        """A value or node name not used yet (``hint``, or ``hint_N``)."""
         name = hint
         while name in self._used_names:
             self._counter += 1
