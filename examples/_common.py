@@ -85,6 +85,19 @@ def checkpoint_round_trip(model: nn.Module, fresh: nn.Module, path: Path, evalua
     return evaluate(model), evaluate(fresh)
 
 
+def export_onnx(model: nn.Module, example: torch.Tensor, path: Path, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Export ``model`` to ``path`` with a dynamic batch dim, run it in onnxruntime on ``x`` and return its
+    accuracy on ``y`` (the same number as ``accuracy`` when the export is faithful)."""
+    import onnxruntime  # the onnx extra: pip install -e ".[onnx]"
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(model, (example,), str(path), input_names=["images"], output_names=["logits"],
+                      dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}}, dynamo=False)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (logits,) = session.run(None, {"images": x.cpu().numpy()})
+    return (torch.from_numpy(logits).argmax(dim=1) == y.cpu()).sum().item() / len(y)
+
+
 PLOT_HINT = "pip install -e '.[plot]'"
 
 

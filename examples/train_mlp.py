@@ -5,7 +5,8 @@
 A plain PyTorch training script with ``import minitorch as torch``: standardized 64-pixel inputs, two
 hidden ReLU layers with dropout, cross-entropy, Adam, a shuffled DataLoader and a tqdm progress bar.
 It reaches 97-98% test accuracy in about a second on one CPU core, then saves the weights, loads them
-into a fresh model and checks the copy scores the same.
+into a fresh model and checks the copy scores the same. With ``--onnx`` it also exports the model with
+``torch.onnx.export`` and checks that onnxruntime scores the same.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class MLP(nn.Module):
 def main(argv: list[str] | None = None) -> dict:
     parser = _common.base_parser(__doc__.splitlines()[0], epochs=30, lr=1e-3, batch_size=64)
     parser.add_argument("--hidden", type=int, default=128, help="width of the two hidden layers (default: 128)")
+    parser.add_argument("--onnx", action="store_true",
+                        help="also export the trained model as mlp_digits.onnx (dynamic batch size) and score it in "
+                             "onnxruntime (pip install -e '.[onnx]')")
     args = parser.parse_args(argv)
 
     torch.manual_seed(args.seed)
@@ -78,13 +82,21 @@ def main(argv: list[str] | None = None) -> dict:
     if reloaded_accuracy != test_accuracy:
         raise RuntimeError("the reloaded checkpoint does not reproduce the test accuracy")
 
+    onnx_path = onnx_accuracy = None
+    if args.onnx:
+        onnx_path = args.out_dir / "mlp_digits.onnx"
+        onnx_accuracy = _common.export_onnx(model, x_test[:2].to(device), onnx_path, x_test, y_test)
+        print(f"exported {onnx_path}; onnxruntime test accuracy {onnx_accuracy:.2%}")
+        if onnx_accuracy != test_accuracy:
+            raise RuntimeError("the exported ONNX model does not reproduce the test accuracy")
+
     curve = _common.save_loss_curve(losses, args.out_dir / "mlp_digits_loss.png", "MLP on 8x8 digits")
     _common.log_to_tensorboard(args.tensorboard, losses, args, {"test_accuracy": test_accuracy}, model,
                                x_test[:1].to(device))
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"model": model, "losses": losses, "test_accuracy": test_accuracy, "reloaded_accuracy": reloaded_accuracy,
-            "seconds": timer.seconds, "checkpoint": checkpoint}
+            "seconds": timer.seconds, "checkpoint": checkpoint, "onnx": onnx_path, "onnx_accuracy": onnx_accuracy}
 
 
 if __name__ == "__main__":

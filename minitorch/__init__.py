@@ -22,6 +22,7 @@ from . import (  # accelerator, amp, backends, cuda, mps: the platform modules (
     mps,
     multiprocessing,
     nn,
+    onnx,
     optim,
     profiler,
     quantization,

@@ -61,7 +61,7 @@ LAYERS = [
 TOP_LEVEL_PATHS = ("minitorch.autograd.profiler", "minitorch.autograd.functional")
 # optional heavy dependencies may be imported where they are first needed (a function body), nothing else may
 OPTIONAL_DEPENDENCIES = {"cupy", "cupyx", "matplotlib", "threadpoolctl", "graphviz", "IPython", "tqdm", "scipy", "mpi4py",
-                         "safetensors", "ipywidgets"}
+                         "safetensors", "ipywidgets", "onnx", "onnxruntime"}
 
 
 def _layer(module: str) -> int:
