@@ -184,6 +184,10 @@ class MultiOutputOp(Op):
         if self.save_output:
             self._saved = self._saved + tuple(SavedTensor(out, i) for i, out in enumerate(outputs) if i > 0)
 
+    def _saved_values(self, inputs: tuple, outputs: tuple) -> tuple:
+        saved = super()._saved_values(inputs, outputs)
+        return saved + tuple(outputs[1:]) if self.save_output else saved
+
 
 # differentiable helpers for backward rules ----------------------------------------------------
 

@@ -17,7 +17,7 @@ PyTorch raises to keep in-place writes sound are raised here (``check_inplace``)
 from __future__ import annotations
 
 from .. import _dtype
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.view_history import INTERNAL_OVERLAP_MESSAGE, check_view_rebase, rebase_base_through_view
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
@@ -164,6 +164,8 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
         with grad_mode.no_grad():
             result = fn(self, *args, **kwargs)
         write_result(self, result, op_name)
+        if forward_ad.state.active:
+            forward_ad.write_tangent(self, result)
         return self
     source = _with_history(self)
     result = fn(source, *args, **kwargs)
@@ -171,6 +173,8 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
     if node is not None:
         _protect_saved_input(node, source)
     write_result(self, result, op_name)
+    if forward_ad.state.active:
+        forward_ad.write_tangent(self, result)
     if node is None:
         return self
     if self._meta is not None and self._meta.base is not None:
@@ -190,6 +194,8 @@ def _with_history(self: Tensor) -> Tensor:
     source._grad_fn = self.grad_fn
     source._output_nr = self._output_nr
     source._requires_grad = self.requires_grad
+    if forward_ad.state.active:
+        forward_ad.share_tangent(source, self)
     return source
 
 
@@ -265,7 +271,8 @@ def make_inplace(name: str):
     ufunc = _UFUNCS.get(name)
 
     def method(self, *args, **kwargs):
-        if ufunc is not None and len(args) == 1 and (not kwargs or set(kwargs) == {"alpha"} and name in ("add", "sub")):
+        if ufunc is not None and len(args) == 1 and not forward_ad.state.active and (
+                not kwargs or set(kwargs) == {"alpha"} and name in ("add", "sub")):
             if _update_in_place(self, ufunc, args[0], kwargs.get("alpha", 1)):
                 return self
         return run_inplace(self, getattr(Tensor, name), args, kwargs, name + "_")
@@ -430,6 +437,8 @@ def run_inplace_view(self: Tensor, name: str, view_fn, *args, **kwargs) -> Tenso
         result = view_fn(_with_history(self) if recording else self._alias(), *args, **kwargs)
     self._array, self._offset = result._array, result._offset
     self._storage.version += 1
+    if forward_ad.state.active:
+        forward_ad.view_tangent(self, view_fn, *args, **kwargs)
     if recording:
         self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
         if base is not None:
