@@ -214,14 +214,17 @@ def zeros_for_missing(inputs: tuple, tangents: tuple) -> tuple:
 
 
 # the dispatcher's entry points ---------------------------------------------------------------------
-def propagate(node, inputs: tuple, outputs: tuple) -> None:
+def propagate(node, inputs: tuple, outputs: tuple, keywords: dict | None = None) -> None:
     """After ``node`` (an op, forward done) produced ``outputs``: give each output its tangent, if an input
-    has one. ``node.jvp(inputs, outputs, tangents)`` returns one tangent per output (or one tangent)."""
+    has one. ``node.jvp(inputs, outputs, tangents)`` returns one tangent per output (or one tangent); the op's
+    keyword arguments are on ``node.keywords`` for rules that call the op again."""
     if not any(o.dtype.is_floating_point or o.dtype.is_complex for o in outputs):
         return  # comparisons, indices: nothing to differentiate
     tangents = tuple(tangent_of(x) if isinstance(x, Tensor) else None for x in inputs)
     if all(t is None for t in tangents):
         return
+    if keywords:
+        node.keywords = keywords
     with _suspended():
         result = node.jvp(inputs, outputs, tangents)
         attach(outputs, result)

@@ -306,6 +306,9 @@ class Copy(Op):
     def backward(self, grad):
         return grad.new_zeros(()).expand(grad.shape), grad
 
+    def jvp(self, inputs, outputs, tangents):  # the written values' tangent (broadcast); self's old one is gone
+        return tangents[1] if tangents[1] is not None else outputs[0].new_zeros(()).expand(outputs[0].shape)
+
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """Overwrite self's elements with ``src`` (any dtype, any device, broadcastable); returns self."""
@@ -354,6 +357,10 @@ class IndexAssign(Op):
 
     def backward(self, grad):
         return IndexAssign.apply(grad, 0.0, index=self.index), grad[self.index]
+
+    def jvp(self, inputs, outputs, tangents):  # linear in (x, values) together: the same write of the tangents
+        tx, tv = forward_ad.zeros_for_missing(inputs[:2], tangents[:2])
+        return IndexAssign.apply(tx, 0.0 if tv is None else tv, index=self.index)
 
 
 def _assign(input: Tensor, index, values) -> Tensor:

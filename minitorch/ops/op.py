@@ -52,6 +52,8 @@ class Op(Node):
     # saved comes back from saved_tensors as None, and writing into it in place before backward is no error.
     saved_when: dict | None = None
 
+    keywords: dict = {}  # the op's keyword arguments, set on a node only for forward mode's rules (propagate)
+
     # subclasses -----------------------------------------------------------------------------
     def forward(self, *arrays, **params):
         raise NotImplementedError
@@ -147,13 +149,13 @@ class Op(Node):
             if record and grad_mode.state.enabled:
                 node._record(args, outputs)
             if forward_ad.active:
-                propagate(node, args, outputs)
+                propagate(node, args, outputs, params)
             return outputs
         out = node.wrap(result)
         if record and grad_mode.state.enabled:
             node._record(args, (out,))
         if forward_ad.active:
-            propagate(node, args, (out,))
+            propagate(node, args, (out,), params)
         return out
 
     @property
@@ -263,6 +265,41 @@ class Op(Node):
         """Wrap a helper array (a mask, indices) as a Tensor for use in backward (the array itself when
         backward runs on arrays)."""
         return array if self._on_arrays else self.wrap(array)
+
+
+# hand-written jvp rules that several ops share ----------------------------------------------------
+def linear_jvp(self: Op, inputs: tuple, outputs: tuple, tangents: tuple):
+    """For an op linear in its first input, the other inputs being constants (dims, indices, masks): the op
+    itself, applied to the tangent. (A tangent on another input: the derived rule.)"""
+    if any(t is not None for t in tangents[1:]):
+        return Op.jvp(self, inputs, outputs, tangents)
+    return type(self).apply(tangents[0], *inputs[1:], **self.keywords)
+
+
+def multilinear_jvp(self: Op, inputs: tuple, outputs: tuple, tangents: tuple, bias: int | None = None):
+    """For an op linear in each tensor input separately (matmul, einsum, conv; ``bias``: the index of an input
+    that is added, as conv's bias): the sum over inputs of the op with that one input replaced by its tangent."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        if i == bias:
+            term = t
+        else:
+            args = list(inputs)
+            args[i] = t
+            if bias is not None:
+                args[bias] = None
+            term = type(self).apply(*args, **self.keywords)
+        total = term if total is None else total + term
+    return total
+
+
+def add_tangents(a, b):
+    """``a + b`` where either may be None (an input without a tangent)."""
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 def _zero_if_none(tangent, output: Tensor) -> Tensor:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..._autocast_state import autocast_op
 from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
-from ...ops.op import Op
+from ...ops.op import Op, multilinear_jvp
 from ...tensor import Tensor, legacy_type_name
 
 # window geometry ---------------------------------------------------------------------------------
@@ -144,6 +144,9 @@ class Conv(Op):
 
     save_inputs = (0, 1)
 
+    def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent
+        return multilinear_jvp(self, inputs, outputs, tangents, bias=2)
+
     def forward(self, x, weight, bias, geometry):
         self.geometry = geometry
         g = geometry.groups
@@ -168,6 +171,9 @@ class ConvTranspose(Op):
     """The adjoint of ``Conv`` in its input: ``gy`` (N, O, *out) to (N, C, *in) (+ bias[c])."""
 
     save_inputs = (0, 1)
+
+    def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent
+        return multilinear_jvp(self, inputs, outputs, tangents, bias=2)
 
     def forward(self, gy, weight, bias, geometry):
         self.geometry = geometry
