@@ -129,7 +129,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)``: the primal is a view of ``tensor`` without a tangent; the tangent is None when
     ``tensor`` has none (or no level is open)."""
-    if (state.level if level is None else level) < 0:
+    if (state.level if level is None else level) < 0 or not state.active:  # (inactive: a custom forward runs)
         return UnpackedDualTensor(tensor, None)
     _check_level(level, "_unpack_dual")
     tangent = tangent_of(tensor)
