@@ -258,14 +258,14 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
             columns[k].append(tangents)
     if outputs is None:  # every input is empty: the function still runs once, for the outputs' shapes
         (is_outputs_tuple, outputs), _ = _dual_pass(func, inputs, tuple(zeros_like(y) for y in inputs), "jacobian")
-    result = tuple(
-        tuple(
+    result = [  # lists, as PyTorch's forward-mode jacobian nests them
+        [
             stack([c[i] for c in columns[k]], -1).reshape(out.shape + x.shape) if columns[k]
             else zeros(out.shape + x.shape, dtype=out.dtype, device=out.device)
             for k, x in enumerate(inputs)
-        )
+        ]
         for i, out in enumerate(outputs)
-    )
+    ]
     return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
 
 

@@ -184,7 +184,8 @@ class FloorDivide(Div):
     def backward(self, grad):
         raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
-    jvp = Elementwise.jvp  # (derived from backward: raises as PyTorch's)
+    def jvp(self, inputs, outputs, tangents):
+        raise NotImplementedError("Trying to use forward AD with aten::floor_divide that does not support it.")
 
 
 def _check_not_complex(kernel: str, dtype) -> None:
