@@ -7,8 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import minitorch  # noqa: E402
 from test_double_backward_table import CASES, _input, _values  # noqa: E402
+
+import minitorch  # noqa: E402
 
 
 def _fwad(t):
