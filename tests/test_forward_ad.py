@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_double_backward_table import CASES, _input
 
 import minitorch as torch
@@ -319,3 +321,45 @@ def test_functional_jvp_is_forward_mode():
         _, again = torch.autograd.functional.jvp(lambda a: a.exp() * a, x, v)
     assert torch.allclose(again, jv)
     assert math.isclose(float(out.sum()), float((x.exp() * x).sum()))
+
+
+# random programs of views and in-place writes -------------------------------------------------------
+VIEWS = {
+    "rows": lambda t: t[1:],
+    "column": lambda t: t[:, 1],
+    "transpose": lambda t: t.t(),
+    "strided": lambda t: t[:, ::2],
+    "diagonal": lambda t: t.diagonal(),
+    "whole": lambda t: t.view(-1),
+}
+WRITES = {
+    "mul_self": lambda v, other: v.mul_(v.clone()),
+    "add_other": lambda v, other: v.add_(other.sum() * 0.5),
+    "mul_other": lambda v, other: v.mul_(other.mean()),
+    "sin_": lambda v, other: v.sin_(),
+    "copy_from_other": lambda v, other: v.copy_(other.reshape(-1)[: v.numel()].reshape(v.shape) * 2),
+    "fill_": lambda v, other: v.fill_(0.25),
+    "exp_then_div": lambda v, other: v.exp_().div_(other.abs().sum() + 1),
+}
+
+
+@settings(deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(sorted(VIEWS)), st.sampled_from(sorted(WRITES))), min_size=1,
+                      max_size=4))
+def test_random_view_and_in_place_programs_have_the_right_tangents(steps):
+    """A program of in-place writes through views of a buffer (itself not dual until written with dual values):
+    its forward-mode Jacobian matches finite differences."""
+
+    def program(x, other):
+        buffer = x * 1.0
+        plain = torch.zeros(3, 4, dtype=D)  # not dual until a dual value is written into a view of it
+        for view_name, write_name in steps:
+            view = VIEWS[view_name](buffer)
+            WRITES[write_name](view, other)
+            target = VIEWS[view_name](plain)
+            target.copy_(VIEWS[view_name](buffer))
+        return buffer, plain
+
+    x = t64(np.linspace(0.1, 0.9, 12).reshape(3, 4), requires_grad=True)
+    other = t64(np.linspace(-0.5, 0.4, 12).reshape(3, 4), requires_grad=True)
+    assert gradcheck(program, (x, other), check_forward_ad=True, check_backward_ad=False)
