@@ -173,6 +173,12 @@ def tangent_of(t: Tensor) -> Tensor | None:
 def set_tangent(t: Tensor, tangent: Tensor) -> None:
     t._autograd_meta().tangent = tangent
     _dual_tensors.append(weakref.ref(t))
+    if len(_dual_tensors) > _prune_above[0]:  # a long level: drop the references to tensors already gone
+        _dual_tensors[:] = [ref for ref in _dual_tensors if ref() is not None]
+        _prune_above[0] = max(1024, 2 * len(_dual_tensors))
+
+
+_prune_above = [1024]
 
 
 def laid_out_like(primal: Tensor, tangent: Tensor) -> Tensor:
