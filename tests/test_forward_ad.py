@@ -363,3 +363,18 @@ def test_random_view_and_in_place_programs_have_the_right_tangents(steps):
     x = t64(np.linspace(0.1, 0.9, 12).reshape(3, 4), requires_grad=True)
     other = t64(np.linspace(-0.5, 0.4, 12).reshape(3, 4), requires_grad=True)
     assert gradcheck(program, (x, other), check_forward_ad=True, check_backward_ad=False)
+
+
+def test_library_functions_have_jvps_too():
+    """minitorch's own custom Functions (Gamma's reparameterized sampler, the incomplete gamma function)."""
+    concentration = t64([1.5, 2.5], requires_grad=True)
+    with fwAD.dual_level():
+        torch.manual_seed(0)
+        sample = torch.distributions.Gamma(fwAD.make_dual(concentration, t64([1.0, 1.0])), t64(1.0)).rsample()
+        forward = tangent(sample)
+    torch.manual_seed(0)
+    torch.distributions.Gamma(concentration, t64(1.0)).rsample().sum().backward()
+    np.testing.assert_allclose(forward.numpy(), concentration.grad.numpy(), rtol=1e-12)  # elementwise: equal
+    x = t64([0.7, 1.9], requires_grad=True)
+    cdf = torch.distributions.Gamma(t64([1.5, 2.5]), t64(1.0)).cdf  # the regularized incomplete gamma function
+    assert gradcheck(cdf, (x,), check_forward_ad=True)
