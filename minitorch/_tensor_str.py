@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _dtype
+from .autograd import forward_ad
 
 
 @dataclasses.dataclass
@@ -237,6 +238,10 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     _autograd_suffix(t, suffixes)
     if t._names is not None:
         suffixes.append(f"names={t._names}")
+    if forward_ad.state.level >= 0:  # a dual tensor shows its tangent, as PyTorch's
+        tangent = forward_ad.tangent_of(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, indent)
 
 
@@ -282,6 +287,10 @@ def _quantized_repr(t, prefix: str, suffixes: list[str], tensor_contents: str | 
     else:
         body = _tensor_str(values, indent)
     _autograd_suffix(t, suffixes)
+    if forward_ad.state.level >= 0:  # a dual tensor shows its tangent, as PyTorch's
+        tangent = forward_ad.tangent_of(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, indent)
 
 

@@ -51,6 +51,7 @@ class AutogradMeta:
         # "multi_output", "custom_function"; a view of a view inherits its input's restriction
         "is_inference",
         "name",
+        "tangent",  # forward-mode AD: the tangent in the open dual level (autograd/forward_ad.py)
     )
 
     def __init__(self):
@@ -59,7 +60,7 @@ class AutogradMeta:
         self.accumulator = self.base = self.view_version = None
         self.creation = "default"
         self.is_inference = False
-        self.name = None
+        self.name = self.tangent = None
 
 
 # float(t) / complex(t) of a tensor that requires grad (PyTorch's warning; int(), bool() and item() are silent)

@@ -120,11 +120,16 @@ def test_strict_refuses_independent_outputs():
     assert float(AF.jacobian(lambda a, b: a.exp(), (x, y))[1].abs().sum()) == 0.0
 
 
-def test_forward_mode_strategy_says_forward_mode_is_missing():
-    with pytest.raises(NotImplementedError, match="forward-mode AD"):
-        AF.jacobian(f_vec, t64(X), vectorize=True, strategy="forward-mode")
-    with pytest.raises(NotImplementedError, match="forward-mode AD"):
-        AF.hessian(f_scalar, t64(X), vectorize=True, outer_jacobian_strategy="forward-mode")
+def test_forward_mode_strategy_agrees_with_reverse_mode():
+    reverse = AF.jacobian(f_vec, t64(X))
+    forward = AF.jacobian(f_vec, t64(X), vectorize=True, strategy="forward-mode")
+    np.testing.assert_allclose(forward.numpy(), reverse.numpy(), rtol=1e-12, atol=1e-12)
+    reverse = AF.hessian(f_scalar, t64(X))
+    forward = AF.hessian(f_scalar, t64(X), vectorize=True, outer_jacobian_strategy="forward-mode")
+    assert forward.requires_grad  # as PyTorch's (its forward-over-reverse inputs require grad)
+    np.testing.assert_allclose(forward.detach().numpy(), reverse.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        AF.jacobian(f_vec, t64(X), strategy="forward-mode")
 
 
 # torch.func --------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ CELL_TIMEOUT_S = 60
 
 
 def test_notebooks_exist():
-    assert len(PATHS) >= 7, f"expected the seven teaching notebooks in {NOTEBOOKS}, found {len(PATHS)}"
+    assert len(PATHS) >= 8, f"expected the eight teaching notebooks in {NOTEBOOKS}, found {len(PATHS)}"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])

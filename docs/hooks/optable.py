@@ -266,6 +266,27 @@ def formula_of(cls: type) -> str | None:
     return text
 
 
+def forward_of(cls: type) -> tuple[str, str]:
+    """``(kind, text)`` of ``cls``'s forward-mode derivative (its ``jvp``): kind is "written" (a rule beside
+    backward, or a shared rule for linear ops and views) or "derived" (from backward; the text says how)."""
+    owner = next(k for k in cls.__mro__ if "jvp" in k.__dict__)
+    rule = owner.__dict__["jvp"]
+    name = getattr(rule, "__name__", "")
+    if owner.__name__ == "Op":
+        return "derived", "derived from backward: double vjp (`Op.jvp`)"
+    if owner.__name__ == "Elementwise":
+        return "derived", "derived from backward: diagonal Jacobian, `J t = Jᵀt` (`Elementwise.jvp`)"
+    if owner.__name__ == "Unary":
+        return "derived", "the table's derivative applied to the tangent (`Unary.jvp`)"
+    if owner.__name__ == "ViewOp":
+        return "written", "the same view of the tangent (`ViewOp.jvp`)"
+    if name == "linear_jvp":
+        return "written", "linear: the op on the tangent (`linear_jvp`)"
+    if name == "multilinear_jvp" or "multilinear_jvp" in inspect.getsource(rule):
+        return "written", f"multilinear: one term per input (`{owner.__name__}.jvp`)"
+    return "written", f"`{owner.__name__}.jvp`"
+
+
 def _grad_fn_name(cls: type) -> str:
     try:
         return cls.__new__(cls).name()
@@ -325,6 +346,7 @@ def render_op_table() -> str:
     for cls in ops:
         by_module.setdefault(cls.__module__, []).append(cls)
     differentiable = [c for c in ops if derivative_of(c)["kind"] != "none"]
+    written = [c for c in differentiable if forward_of(c)[0] == "written"]
     lines = [
         f"minitorch defines **{len(ops)}** op classes in **{len(by_module)}** modules; "
         f"**{len(differentiable)}** of them have a derivative. The others have none: their results are "
@@ -338,12 +360,21 @@ def render_op_table() -> str:
         "or the names the `backward` method unpacked from what it saved. The others link to their source, "
         "folded below each table.",
         "",
+        "The **forward (jvp)** column is the forward-mode derivative (`torch.autograd.forward_ad`), which every op "
+        f"with a backward has: **{len(written)}** are written beside their backward (or share a rule written "
+        "once: a view's tangent is the same view of the input's tangent, a linear op applied to the tangent), the "
+        f"other **{len(differentiable) - len(written)}** are derived from backward. Elementwise ops use their "
+        "diagonal Jacobian (`J t` is backward's rule applied to `t`); the rest use the double-vjp trick (backward "
+        "is linear in its output gradient `u` and written in differentiable ops, so `J t = d/du <vjpᵀ(u), t>`, "
+        "one more reverse pass).",
+        "",
     ]
     for module_name, classes in by_module.items():
         path = _module_path(module_name)
         callers = _callers(module_name)
         lines += [f"## `{module_name}`", "", f"Source: `{path}`", ""]
-        lines += ["| op | grad_fn | saves for backward | derivative | called by |", "| --- | --- | --- | --- | --- |"]
+        lines += ["| op | grad_fn | saves for backward | derivative | forward (jvp) | called by |",
+                  "| --- | --- | --- | --- | --- | --- |"]
         for cls in classes:
             info = derivative_of(cls)
             kind = {"none": "none: never differentiated", "table": f"table `{info['where']}`"}.get(
@@ -357,7 +388,8 @@ def render_op_table() -> str:
                 kind += "; runs on arrays"
             names = callers.get(cls.__name__, []) or ([info["key"]] if info["kind"] == "table" else [])
             users = ", ".join(f"`{n}`" for n in names)
-            lines.append(f"| `{cls.__name__}` | `{_grad_fn_name(cls)}` | {_saves(cls)} | {kind} | {users} |")
+            forward = "none" if info["kind"] == "none" else forward_of(cls)[1]
+            lines.append(f"| `{cls.__name__}` | `{_grad_fn_name(cls)}` | {_saves(cls)} | {kind} | {forward} | {users} |")
         lines.append("")
         for cls in classes:
             info = derivative_of(cls)

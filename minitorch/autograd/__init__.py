@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import graph
+from . import forward_ad, graph
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -16,7 +16,8 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
-    "Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
+    "Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "forward_ad", "grad",
+    "gradcheck",
     "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "gradgradcheck", "graph", "inference_mode", "is_anomaly_enabled", "is_grad_enabled", "no_grad",
     "once_differentiable", "set_detect_anomaly", "set_grad_enabled",

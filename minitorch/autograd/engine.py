@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
 from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
 from .graph import AccumulateGrad, Node, edge_of
@@ -44,7 +44,8 @@ def run_backward(
     """
     root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
     dependencies, reach, captured = _plan(root, inputs)  # 1. discover and count
-    on_arrays = not create_graph and not is_anomaly_enabled()
+    # (inside a dual level backward runs on Tensors: forward-over-reverse needs the tangents of saved values)
+    on_arrays = not create_graph and not is_anomaly_enabled() and not forward_ad.state.active
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
     buffers: dict[Node, list] = {root: [None]}  # per node: the gradients arrived for each output
     ready = [root]

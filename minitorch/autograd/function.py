@@ -19,7 +19,7 @@ import inspect
 from .._backends import backend_for
 from ..creation import zeros
 from ..tensor import Tensor, from_array
-from . import anomaly, grad_mode, saved_hooks
+from . import anomaly, forward_ad, grad_mode, saved_hooks
 from .graph import Node, SavedTensor, edge_of, pack_saved
 from .view_history import rebase_base_through_view
 
@@ -39,7 +39,13 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors) -> None:
-        """Forward-mode AD is not part of minitorch; kept so shared code that calls it still runs."""
+        """Keep inputs or outputs (or None) for ``jvp``, which reads them back as ``ctx.saved_tensors``."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_forward expects all arguments to be tensors; but got argument {i} of type "
+                    f"{type(t).__name__}."
+                )
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
@@ -136,6 +142,15 @@ class Function(metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward mode: the output tangents from one tangent per forward input (zeros for a tensor input
+        without one, None for a non-tensor); ``ctx.saved_tensors`` gives what forward passed to
+        ``save_for_forward``."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on ``args`` and, when grad mode is on and an input requires grad, record the node."""
@@ -145,7 +160,8 @@ class Function(metaclass=FunctionMeta):
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record = grad_mode.state.enabled and any(ctx.needs_input_grad)
-        with grad_mode.no_grad():
+        dual = forward_ad.state.active
+        with grad_mode.no_grad(), forward_ad._suspended():  # forward sees the primals only, as in PyTorch
             if uses_setup_context:
                 outputs = cls.forward(*args)
                 cls.setup_context(ctx, args, outputs)
@@ -153,7 +169,33 @@ class Function(metaclass=FunctionMeta):
                 outputs = cls.forward(ctx, *args)
         is_tuple = isinstance(outputs, tuple)
         outputs = _finish_outputs(ctx, args, outputs if is_tuple else (outputs,), record)
+        if dual:
+            forward_ad.propagate(_ForwardCtx(cls, ctx), args, outputs)
         return outputs if is_tuple else outputs[0]
+
+
+class _ForwardCtx:
+    """The Function's ``jvp`` as forward_ad.propagate calls a rule: ``ctx.saved_tensors`` reads what forward
+    saved for forward (not for backward) while it runs; tensor inputs without a tangent get zeros."""
+
+    def __init__(self, cls, ctx):
+        self.cls, self.ctx = cls, ctx
+
+    def jvp(self, inputs, outputs, tangents):
+        ctx = self.ctx
+        tangents = forward_ad.zeros_for_missing(inputs, tangents)
+        tangents = tuple(t.contiguous() if isinstance(t, Tensor) and 0 in t.stride() else t for t in tangents)
+        saved_for_backward = getattr(ctx, "_saved", ())
+        ctx._saved = tuple(getattr(ctx, "saved_for_forward", ()))
+        try:
+            result = self.cls.jvp(ctx, *tangents)
+        finally:
+            ctx._saved = saved_for_backward
+        for out, tangent in zip(outputs, result if isinstance(result, tuple) else (result,)):
+            if any(out is x for x in inputs) and tangent is not None:  # marked dirty: written in place
+                forward_ad.write_tangent_value(out, tangent)
+        return tuple(None if any(o is x for x in inputs) else r
+                     for o, r in zip(outputs, result if isinstance(result, tuple) else (result,)))
 
 
 def _bind_arguments(cls, args: tuple, kwargs: dict, uses_setup_context: bool) -> tuple:

@@ -1,11 +1,12 @@
-"""torch.autograd.functional: Jacobians, Hessians and their products, built on reverse mode.
+"""torch.autograd.functional: Jacobians, Hessians and their products.
 
-Every function here runs the user's function once under ``enable_grad`` and asks ``autograd.grad`` for
-the rows it needs. ``jvp`` and ``hvp`` use the double-backward trick (as PyTorch does): the vjp
-``g(u) = J^T u`` is linear in a dummy cotangent ``u``, so differentiating ``g(u) . v`` with respect to
-``u`` gives ``J v``. minitorch has no forward-mode AD yet (issue 17; another change adds it), so
-``strategy="forward-mode"`` raises NotImplementedError; ``vectorize=True`` is accepted and computes the
-same Jacobian row by row.
+The reverse-mode functions run the user's function once under ``enable_grad`` and ask ``autograd.grad`` for
+the rows they need. ``jvp`` runs the function once on dual tensors (forward mode, autograd/forward_ad.py):
+``J v`` is the outputs' tangent. Where forward mode cannot serve (``strict=True``, whose errors are phrased for
+it, or inside an open dual level, which does not nest) it uses PyTorch's double-backward trick: the vjp
+``g(u) = J^T u`` is linear in a dummy cotangent ``u``, so differentiating ``g(u) . v`` with respect to ``u``
+gives ``J v``; ``hvp`` always does. ``jacobian(..., strategy="forward-mode", vectorize=True)`` pushes one
+tangent per input element (a loop: minitorch's vmap is one).
 """
 
 from __future__ import annotations
@@ -15,16 +16,11 @@ from collections.abc import Callable
 from ..creation import zeros, zeros_like
 from ..ops.shape import stack
 from ..tensor import Tensor
+from . import forward_ad
 from . import grad as autograd_grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
-
-_NO_FORWARD_MODE = (
-    "torch.autograd.functional.{api}: strategy=\"forward-mode\" needs forward-mode AD "
-    "(torch.autograd.forward_ad), which minitorch does not have yet; use strategy=\"reverse-mode\""
-)
-
 
 def _as_tuple(inp, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     is_tuple = isinstance(inp, tuple)
@@ -174,7 +170,10 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), J v)``, by the double-backward trick (two reverse passes, no forward mode)."""
+    """``(func(inputs), J v)``: one forward-mode pass (or, with ``strict`` or inside a dual level, the
+    double-backward trick: two reverse passes)."""
+    if not strict and forward_ad.state.level < 0:
+        return _forward_jvp(func, inputs, v, create_graph)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -196,13 +195,78 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_outputs_tuple)
 
 
+def _forward_jvp(func: Callable, inputs, v, create_graph: bool):
+    """``jvp`` by forward mode: the function runs once on ``make_dual(input, v)``."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=create_graph)
+        v = _prepare_v(v, "jvp", create_graph, inputs, is_inputs_tuple,
+                       "The vector v can only be None if the input to the user-provided function is a single "
+                       "Tensor with a single element.")
+        if v is None:
+            v = (inputs[0].new_ones(inputs[0].shape),)
+        (is_outputs_tuple, outputs), (_, tangents) = _dual_pass(func, inputs, v, "jvp")
+    outputs = _grad_postprocess(outputs, create_graph)
+    tangents = _grad_postprocess(tangents, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(tangents, is_outputs_tuple)
+
+
+def _dual_pass(func: Callable, inputs: tuple, tangents: tuple, api: str) -> tuple:
+    """``((is_outputs_tuple, outputs), (is_outputs_tuple, output tangents))`` of ``func`` on dual inputs (zeros
+    for an output without a tangent)."""
+    with forward_ad.dual_level():
+        duals = tuple(forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
+        is_outputs_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", api)
+        unpacked = [forward_ad.unpack_dual(o) for o in outputs]
+        primals = tuple(p for p, _ in unpacked)
+        result = tuple(zeros_like(p) if t is None else t for p, t in unpacked)
+    return (is_outputs_tuple, primals), (is_outputs_tuple, result)
+
+
 def _check_strategy(strategy: str, api: str, create_graph: bool) -> None:
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                          'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                          'Otherwise, prefer to use "reverse-mode".')
-    if strategy == "forward-mode":
-        raise NotImplementedError(_NO_FORWARD_MODE.format(api=api))
+    if strategy == "forward-mode" and create_graph:
+        raise NotImplementedError(
+            f"torch.autograd.functional.{api}: `create_graph=True` and `strategy=\"forward-mode\"` are not supported "
+            "together (yet). Please either set `create_graph=False` or `strategy=\"reverse-mode\"`."
+        )
+
+
+def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
+    """The Jacobian column by column: one forward-mode pass per input element (a one-hot tangent)."""
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are "
+                           "not supported together (yet). Please either set `strict=False` or "
+                           "`strategy=\"reverse-mode\"`.")
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    inputs = tuple(inputs)
+    columns = [[] for _ in inputs]  # per input: per element, the output tangents
+    is_outputs_tuple, outputs = None, None
+    for k, x in enumerate(inputs):
+        for j in range(x.numel()):
+            seeds = [zeros_like(y) for y in inputs]
+            one_hot = zeros(x.numel(), dtype=x.dtype, device=x.device)
+            one_hot[j] = 1
+            seeds[k] = one_hot.view(x.shape)
+            (is_outputs_tuple, outputs), (_, tangents) = _dual_pass(func, inputs, seeds, "jacobian")
+            columns[k].append(tangents)
+    if outputs is None:  # every input is empty: the function still runs once, for the outputs' shapes
+        (is_outputs_tuple, outputs), _ = _dual_pass(func, inputs, tuple(zeros_like(y) for y in inputs), "jacobian")
+    result = [  # lists, as PyTorch's forward-mode jacobian nests them
+        [
+            stack([c[i] for c in columns[k]], -1).reshape(out.shape + x.shape) if columns[k]
+            else zeros(out.shape + x.shape, dtype=out.dtype, device=out.device)
+            for k, x in enumerate(inputs)
+        ]
+        for i, out in enumerate(outputs)
+    ]
+    return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
 
 
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
@@ -214,6 +278,8 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     batched gradients; the rows are computed one at a time either way).
     """
     _check_strategy(strategy, "jacobian", create_graph)
+    if strategy == "forward-mode":
+        return _jacobian_forward(func, inputs, strict, vectorize)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -266,6 +332,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         return out.squeeze()
 
     def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":  # (as PyTorch: so _grad_preprocess keeps the dual inputs)
+            inp = tuple(t.requires_grad_(True) for t in inp)
         jac = jacobian(ensure_single_output_function, inp, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac

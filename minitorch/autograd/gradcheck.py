@@ -26,6 +26,7 @@ from ..random import Generator, rand
 from ..tensor import Tensor, from_array
 from .api import grad as autograd_grad
 from .function import Function
+from .gradcheck_forward import forward_directional, forward_jacobians
 
 FAILED_NONDET_MSG = """
 
@@ -436,19 +437,21 @@ def gradcheck(
     ``func`` takes the ``inputs`` (a Tensor or a tuple; non-tensors are passed through) and returns a
     Tensor or a sequence of them. Use float64 inputs: the default tolerances assume double precision.
     On failure raises :class:`GradcheckError`, or returns False when ``raise_exception=False``.
-    ``masked`` only matters for sparse inputs (dense inputs ignore it). minitorch has no forward-mode
-    AD and no vmap, so ``check_forward_ad``, ``check_batched_forward_grad`` and ``check_batched_grad``
-    must stay False.
+    ``masked`` only matters for sparse inputs (dense inputs ignore it). ``check_forward_ad`` compares the
+    Jacobian forward mode gives (one tangent per input element; gradcheck_forward.py) with the same finite
+    differences. minitorch's vmap is a loop, not batched gradients, so ``check_batched_forward_grad`` and
+    ``check_batched_grad`` must stay False.
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
-    for flag, value in (("check_forward_ad", check_forward_ad), ("check_batched_forward_grad",
-                        check_batched_forward_grad), ("check_batched_grad", check_batched_grad)):
+    for flag, value in (("check_batched_forward_grad", check_batched_forward_grad),
+                        ("check_batched_grad", check_batched_grad)):
         if value:
-            raise ValueError(f"gradcheck: {flag}=True needs forward-mode AD or vmap, which minitorch does not have")
+            raise ValueError(f"gradcheck: {flag}=True needs batched gradients (a batching vmap), which minitorch "
+                             "does not have")
     try:
         _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                          fast_mode)
+                          fast_mode, check_forward_ad, check_backward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -457,7 +460,7 @@ def gradcheck(
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                      fast_mode) -> None:
+                      fast_mode, check_forward_ad=False, check_backward_ad=True) -> None:
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     func_out = func(*inputs)
@@ -470,12 +473,16 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
 
             try:
                 _gradcheck_helper(part_of, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                                  check_grad_dtypes, fast_mode)
+                                  check_grad_dtypes, fast_mode, check_forward_ad, check_backward_ad)
             except GradcheckError as error:
                 raise GradcheckError(f"While considering the {name} part of complex outputs only, {error}") from None
         return
     if any(x.dtype.is_complex for x in _diff_inputs(inputs)):
         fast_mode = False  # (minitorch's fast mode draws real directions only: complex inputs take the slow mode)
+    if check_forward_ad:
+        _forward_gradcheck(func, inputs, eps, rtol, atol, fast_mode)
+    if not check_backward_ad:
+        return
     check = _fast_gradcheck if fast_mode else _slow_gradcheck
     check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
     if not outputs:
@@ -483,6 +490,39 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     _test_backward_mul_by_grad_output(outputs, inputs)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, inputs)
+
+
+def _forward_gradcheck(func, inputs, eps, rtol, atol, fast_mode) -> None:
+    """Forward mode's Jacobian (or ``v . J u`` in fast mode) against finite differences, every tensor output."""
+    diff_inputs = _diff_inputs(inputs)
+    positions = [k for k, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
+    if fast_mode:
+        generator = Generator()
+        outputs = _tensor_outputs(func(*inputs))
+        all_v = [_unit_vector(o.numel(), o, generator) for o in outputs]
+        for i, (x, position) in enumerate(zip(diff_inputs, positions)):
+            u = _unit_vector(x.numel(), x, generator)
+            numerical = _numerical_directional(func, inputs, x, u, eps)
+            analytical = forward_directional(func, inputs, position, u)
+            for j, (v, n_col, a_col) in enumerate(zip(all_v, numerical, analytical)):
+                n = float((v.astype(n_col.dtype) * n_col).sum().real)
+                a = float((v.astype(a_col.dtype) * a_col).sum().real)
+                if not abs(a - n) <= atol * float(u.sum()) * float(v.sum()) + rtol * abs(n):
+                    raise GradcheckError(_forward_message(tensor(a, dtype=x.dtype), tensor(n, dtype=x.dtype), j, i))
+        return
+    numerical = _numerical_jacobians(func, inputs, eps)
+    analytical = forward_jacobians(func, inputs)
+    for i, (x, per_output_n, per_output_a) in enumerate(zip(diff_inputs, numerical, analytical)):
+        for j, (n, a) in enumerate(zip(per_output_n, per_output_a)):
+            if n.shape != a.shape or not _allclose(_xp(x), a, n, rtol, atol):
+                raise GradcheckError(_forward_message(_wrap(a, x), _wrap(n, x), j, i))
+
+
+def _forward_message(analytical, numerical, output_idx: int, input_idx: int) -> str:
+    return (
+        f"Jacobian computed with forward mode mismatch for output {output_idx} with respect to input {input_idx},\n"
+        f"numerical:{numerical}\nanalytical:{analytical}\n"
+    )
 
 
 def _random_grad_output(output, noncontiguous: bool):

@@ -78,6 +78,7 @@ class GammaInc(Function):
     @staticmethod
     def forward(ctx, a, x):
         ctx.save_for_backward(a, x)
+        ctx.save_for_forward(a, x)
         return _gammainc_values(a, x)
 
     @staticmethod
@@ -87,6 +88,13 @@ class GammaInc(Function):
             raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
         density = (-x + (a - 1) * x.log() - a.lgamma()).exp()
         return None, _sum_to(grad_output * density, x.shape)
+
+    @staticmethod
+    def jvp(ctx, tangent_a, tangent_x):  # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); none in a, as PyTorch's
+        a, x = ctx.saved_tensors
+        if tangent_a is not None and bool((tangent_a != 0).any()):
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+        return tangent_x * (-x + (a - 1) * x.log() - a.lgamma()).exp()
 
 
 def _sum_to(grad: Tensor, shape) -> Tensor:

@@ -104,12 +104,18 @@ class StandardGamma(Function):
     def forward(ctx, concentration):
         x = sample_standard_gamma(concentration)
         ctx.save_for_backward(concentration, x)
+        ctx.save_for_forward(concentration, x)
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
         concentration, x = ctx.saved_tensors
         return grad_output * standard_gamma_grad(concentration, x)
+
+    @staticmethod
+    def jvp(ctx, tangent):  # elementwise: the same derivative times the tangent
+        concentration, x = ctx.saved_tensors
+        return tangent * standard_gamma_grad(concentration, x)
 
 
 def standard_gamma(concentration: Tensor) -> Tensor:

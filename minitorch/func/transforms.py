@@ -7,10 +7,13 @@ with ``create_graph`` exactly when something outside needs the result's graph: i
 (``_depth > 0``), or when an argument itself requires grad. Nesting (``grad(grad(f))``,
 ``jacrev(jacrev(f))``) then works through double backward.
 
-There is no forward-mode AD yet (issue 17; another change adds ``torch.autograd.forward_ad``), so
-``jvp``, ``jacfwd`` and ``linearize`` use the double-vjp trick: the vjp ``g(u) = J^T u`` is linear in a
-dummy cotangent ``u``, and the gradient of ``g(u) . t`` with respect to ``u`` is ``J t``. The values are
-PyTorch's; the cost is two reverse passes instead of one forward pass.
+``jvp``, ``jacfwd`` and ``linearize`` are forward mode (``torch.autograd.forward_ad``): ``func`` runs once on
+dual tensors and ``J t`` is the outputs' tangent; ``jacfwd`` pushes one one-hot tangent per input element, and
+``hessian`` is PyTorch's ``jacfwd(jacrev(f))``, forward over reverse. The primals are re-rooted like the
+reverse transforms' (fresh leaves that require grad), so a reverse transform inside sees through them. Dual
+levels do not nest, so a forward transform inside another (``jacfwd(jacfwd(f))``) falls back to the double-vjp
+trick: the vjp ``g(u) = J^T u`` is linear in a dummy cotangent ``u``, and the gradient of ``g(u) . t`` with
+respect to ``u`` is ``J t`` (two reverse passes, the same values).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import functools
 from collections.abc import Callable
 
+from ..autograd import forward_ad
 from ..autograd import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..creation import zeros, zeros_like
@@ -52,16 +56,25 @@ def _needs_graph(flat_args) -> bool:
 
 
 def _differentiable(x, keep_graph: bool):
-    """A fresh input to differentiate with respect to: a view keeps the caller's graph, else a new leaf."""
+    """A fresh input to differentiate with respect to: a view keeps the caller's graph, else a new leaf (dual
+    again, with ``x``'s tangent, inside a forward transform: reverse over forward keeps the tangent)."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if keep_graph and x.requires_grad:
         return x.view_as(x)
-    return x.detach().requires_grad_(True)
+    fresh = x.detach().requires_grad_(True)
+    tangent = forward_ad.unpack_dual(x).tangent
+    return fresh if tangent is None else forward_ad.make_dual(fresh, tangent)
 
 
 def _undo(tree, keep_graph: bool):
-    return tree if keep_graph else tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+    return tree if keep_graph else tree_map(lambda t: _detached(t) if isinstance(t, Tensor) else t, tree)
+
+
+def _detached(t: Tensor) -> Tensor:
+    """``t.detach()``, still dual inside a forward transform (forward over reverse needs the tangent)."""
+    tangent = forward_ad.unpack_dual(t).tangent
+    return t.detach() if tangent is None else forward_ad.make_dual(t.detach(), tangent)
 
 
 # argnums --------------------------------------------------------------------------------------
@@ -261,9 +274,43 @@ def _check_tangents(primals, tangents, flat_primals: list):
     return flat_t
 
 
+def _forward(func, primals: tuple, flat_tangents: list, api: str, has_aux: bool = False, argnums=None):
+    """One forward-mode pass: ``(outputs, output tangents, out_spec, aux)`` of ``func`` at the primals (those
+    chosen by ``argnums`` if given) made dual with ``flat_tangents`` (None for an output without a tangent).
+    Nothing is re-rooted: the results keep whatever reverse-mode history the primals (and closures) give them."""
+    with forward_ad.dual_level():
+        chosen = None if argnums is None else _check_argnums(argnums, len(primals))
+        tree = primals if chosen is None else primals[chosen] if isinstance(chosen, int) else tuple(
+            primals[i] for i in chosen)
+        flat, spec = tree_flatten(tree)
+        duals = tree_unflatten([forward_ad.make_dual(x, t) for x, t in zip(flat, flat_tangents)], spec)
+        args = duals if chosen is None else _replace_argnums(primals, chosen, duals)
+        output, aux = _split_aux(func(*args), has_aux, api)
+        flat_out, out_spec = tree_flatten(output)
+        _check_tensor_outputs(flat_out, api)
+        unpacked = [forward_ad.unpack_dual(o) for o in flat_out]
+        outs = [p for p, _ in unpacked]
+        tangents = [t for _, t in unpacked]
+        aux = tree_map(lambda a: forward_ad.unpack_dual(a).primal if isinstance(a, Tensor) else a, aux)
+    return outs, tangents, out_spec, aux
+
+
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
-    """``(func(*primals), J tangents)``, via the double-vjp trick (no forward mode yet)."""
+    """``(func(*primals), J tangents)``: one forward-mode pass (inside another forward transform: the double-vjp
+    trick, since dual levels do not nest)."""
     flat_t = _check_tangents(primals, tangents, [])
+    if forward_ad.state.level >= 0:
+        return _jvp_by_double_vjp(func, primals, flat_t, strict, has_aux)
+    outs, result, out_spec, aux = _forward(func, primals, flat_t, _JVP, has_aux)
+    if strict and all(t is None for t in result):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
+                           "This is not allowed with strict=True.")
+    result = [zeros_like(o) if t is None else t for t, o in zip(result, outs)]
+    output, jvp_out = tree_unflatten(outs, out_spec), tree_unflatten(result, out_spec)
+    return (output, jvp_out, aux) if has_aux else (output, jvp_out)
+
+
+def _jvp_by_double_vjp(func, primals, flat_t: list, strict: bool, has_aux: bool):
     lin = _Linearized(func, primals, _JVP, has_aux)
     if strict and not any(o.requires_grad for o in lin.out):
         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
@@ -275,14 +322,15 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
 
 
 def linearize(func: Callable, *primals):
-    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J tangents`` at the primals, reusable."""
-    lin = _Linearized(func, primals, "linearize")
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J tangents`` at the primals, reusable. Each call
+    is one forward-mode pass of ``func`` (PyTorch replays a traced graph instead; the values are the same)."""
+    output = jvp(func, primals, primals)[0]
 
     def jvp_fn(*tangents):
-        flat_t = _check_tangents(primals, tangents, lin.flat)
-        return tree_unflatten(lin.apply(flat_t), lin.out_spec)
+        _check_tangents(primals, tangents, [])
+        return jvp(func, primals, tangents)[1]
 
-    return lin.output(), jvp_fn
+    return output, jvp_fn
 
 
 # Jacobians ------------------------------------------------------------------------------------
@@ -338,44 +386,77 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
 
 
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
-    """A function returning the Jacobian of ``func`` column by column: one jvp per input element, each by
-    the double-vjp trick (so the cost is reverse-mode's, not forward mode's, until forward mode exists).
-    ``func`` runs once, so "same" and "different" ``randomness`` agree; "error" refuses random draws."""
+    """A function returning the Jacobian of ``func`` column by column: one forward-mode pass per input element
+    (a one-hot tangent; PyTorch vmaps these passes, minitorch loops). "error" ``randomness`` refuses random
+    draws, as PyTorch's vmap does; "same" and "different" let them be ("different" draws anew per column)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        state = get_rng_state() if randomness == "error" else None
-        lin = _Linearized(functools.partial(func, **kwargs), args, "jvp(f, primals, tangents)", has_aux, argnums)
-        if state is not None and not equal(get_rng_state(), state):  # PyTorch's jacfwd vmaps: same error
-            set_rng_state(state)
-            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
-                               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                               "operation out of vmap")
-        columns = [[[] for _ in lin.flat] for _ in lin.out]
-        for k, g in enumerate(lin.vjps):
-            if not g.requires_grad:
-                continue
-            flat_g = g.reshape(-1)
-            for j in range(g.numel()):  # column j of input k: d(g[j])/du = J e_j
-                pairs = autograd_grad([flat_g[j]], lin.dummies, retain_graph=True, create_graph=lin.keep_graph,
-                                      allow_unused=True)
-                for i, (col, o) in enumerate(zip(pairs, lin.out)):
-                    columns[i][k].append(zeros_like(o) if col is None else col)
-        for i, o in enumerate(lin.out):  # inputs nothing reached: explicit zero columns
-            for k, x in enumerate(lin.flat):
-                if not columns[i][k] and x.numel():
-                    columns[i][k] = [zeros_like(o)] * x.numel()
-        jac = _undo(_assemble(columns, lin.out, lin.flat, lin.spec, lin.out_spec, inputs_last=True),
-                    lin.keep_graph)
-        return (jac, _undo(lin.aux, lin.keep_graph)) if has_aux else jac
+        if forward_ad.state.level >= 0:  # inside another forward transform: levels do not nest
+            return _jacfwd_by_double_vjp(func, argnums, has_aux, randomness, args, kwargs)
+        state = get_rng_state() if randomness != "different" else None
+        chosen = _check_argnums(argnums, len(args))
+        flat, spec = tree_flatten(args[chosen] if isinstance(chosen, int) else tuple(args[i] for i in chosen))
+        bound = functools.partial(func, **kwargs)
+        columns, outs, out_spec, aux = None, None, None, None
+        for k, x in enumerate(flat):
+            for j in range(x.numel()):
+                if state is not None:
+                    set_rng_state(state)
+                seeds = [zeros_like(y) for y in flat]
+                one_hot = zeros(x.numel(), dtype=x.dtype, device=x.device)
+                one_hot[j] = 1
+                seeds[k] = one_hot.view(x.shape)
+                outs, tangents, out_spec, aux = _forward(bound, args, seeds, _JVP, has_aux, argnums)
+                if randomness == "error" and not equal(get_rng_state(), state):
+                    set_rng_state(state)
+                    raise RuntimeError("vmap: called random operation while in randomness error mode. Please either "
+                                       "use the 'same' or 'different' randomness flags on vmap or perform the "
+                                       "randomness operation out of vmap")
+                if columns is None:
+                    columns = [[[] for _ in flat] for _ in outs]
+                for i, (t, o) in enumerate(zip(tangents, outs)):
+                    columns[i][k].append(zeros_like(o) if t is None else t)
+        if outs is None:  # no input element at all: run once for the outputs' shapes
+            outs, _, out_spec, aux = _forward(bound, args, [zeros_like(y) for y in flat], _JVP, has_aux, argnums)
+            columns = [[[] for _ in flat] for _ in outs]
+        jac = _assemble(columns, outs, flat, spec, out_spec, inputs_last=True)
+        return (jac, aux) if has_aux else jac
 
     return wrapper
 
 
+def _jacfwd_by_double_vjp(func, argnums, has_aux: bool, randomness: str, args: tuple, kwargs: dict):
+    """jacfwd by the double-vjp trick: ``func`` runs once; column j of input k is d(g[j])/du = J e_j."""
+    state = get_rng_state() if randomness == "error" else None
+    lin = _Linearized(functools.partial(func, **kwargs), args, _JVP, has_aux, argnums)
+    if state is not None and not equal(get_rng_state(), state):  # PyTorch's jacfwd vmaps: same error
+        set_rng_state(state)
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
+                           "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                           "operation out of vmap")
+    columns = [[[] for _ in lin.flat] for _ in lin.out]
+    for k, g in enumerate(lin.vjps):
+        if not g.requires_grad:
+            continue
+        flat_g = g.reshape(-1)
+        for j in range(g.numel()):  # column j of input k: d(g[j])/du = J e_j
+            pairs = autograd_grad([flat_g[j]], lin.dummies, retain_graph=True, create_graph=lin.keep_graph,
+                                  allow_unused=True)
+            for i, (col, o) in enumerate(zip(pairs, lin.out)):
+                columns[i][k].append(zeros_like(o) if col is None else col)
+    for i, o in enumerate(lin.out):  # inputs nothing reached: explicit zero columns
+        for k, x in enumerate(lin.flat):
+            if not columns[i][k] and x.numel():
+                columns[i][k] = [zeros_like(o)] * x.numel()
+    jac = _undo(_assemble(columns, lin.out, lin.flat, lin.spec, lin.out_spec, inputs_last=True), lin.keep_graph)
+    return (jac, _undo(lin.aux, lin.keep_graph)) if has_aux else jac
+
+
 def hessian(func: Callable, argnums=0) -> Callable:
-    """The Hessian of ``func`` w.r.t. ``args[argnums]``. PyTorch composes ``jacfwd(jacrev(func))``
-    (forward over reverse); without forward mode minitorch composes ``jacrev(jacrev(func))``, the same values."""
-    return jacrev(jacrev(func, argnums), argnums)
+    """The Hessian of ``func`` w.r.t. ``args[argnums]``: ``jacfwd(jacrev(func))``, forward over reverse, as
+    PyTorch composes it."""
+    return jacfwd(jacrev(func, argnums), argnums)
 

@@ -12,7 +12,7 @@ from collections import namedtuple
 
 from .._backends import backend_for
 from .._device import device
-from ..autograd import grad_mode, saved_hooks
+from ..autograd import forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import SavedTensor, pack_saved
 from ..ops.blas import SCALAR_TYPE
 from ..ops.op import Op
@@ -186,6 +186,10 @@ class MultiOutputOp(Op):
             if saved_hooks.active:  # the outputs saved here (the first ones were packed by Op._record)
                 pack_saved(self, outputs)
 
+    def _saved_values(self, inputs: tuple, outputs: tuple) -> tuple:
+        saved = super()._saved_values(inputs, outputs)
+        return saved + tuple(outputs[1:]) if self.save_output else saved
+
 
 # differentiable helpers for backward rules ----------------------------------------------------
 
@@ -215,5 +219,7 @@ def triu(op: Op, A: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def grad_wanted(A: Tensor) -> bool:
-    """Whether an op on ``A`` would be recorded (then value-only shortcuts such as eigvalsh are skipped)."""
-    return A._requires_grad and grad_mode.state.enabled
+    """Whether an op on ``A`` would be recorded, or ``A`` is dual in forward mode (then value-only shortcuts such as
+    eigvalsh, which have no derivative, are skipped)."""
+    return (A._requires_grad and grad_mode.state.enabled) or (
+        forward_ad.state.active and forward_ad.tangent_of(A) is not None)

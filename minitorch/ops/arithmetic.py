@@ -17,6 +17,7 @@ from ..creation import zeros_like
 from ..tensor import Tensor
 from .arguments import type_name
 from .comparison import where
+from .op import add_tangents
 from .promotion import Elementwise, array_kind, conj_if_complex, promote
 
 _SCALAR_TYPES = (bool, int, float, complex)
@@ -46,6 +47,10 @@ class Add(Elementwise):
             (grad if alpha == 1 else grad * conj_if_complex(alpha)) if self.needs_grad(1) else None
         )
 
+    def jvp(self, inputs, outputs, tangents):  # d(a + alpha b) = da + alpha db
+        ta, tb = tangents
+        return add_tangents(ta, tb if tb is None or self.alpha == 1 else tb * self.alpha)
+
 
 class Sub(Elementwise):
     array_derivative = True
@@ -66,6 +71,10 @@ class Sub(Elementwise):
         return (grad if self.needs_grad(0) else None), (
             (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if self.needs_grad(1) else None
         )
+
+    def jvp(self, inputs, outputs, tangents):  # d(a - alpha b) = da - alpha db
+        ta, tb = tangents
+        return add_tangents(ta, None if tb is None else (-tb if self.alpha == 1 else tb * -self.alpha))
 
 
 def _is_bool(x) -> bool:
@@ -108,6 +117,10 @@ class Mul(Elementwise):
         a, b = self.saved_tensors
         return (grad * conj_if_complex(b) if self.needs_grad(0) else None), (
             grad * conj_if_complex(a) if self.needs_grad(1) else None)
+
+    def jvp(self, inputs, outputs, tangents):  # d(ab) = da b + a db
+        (a, b), (ta, tb) = inputs, tangents
+        return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
 
 
 class Div(Elementwise):
@@ -157,6 +170,12 @@ class Div(Elementwise):
         return (grad / b_conj if self.needs_grad(0) else None), (
             -grad * (conj_if_complex(a / b) / b_conj) if self.needs_grad(1) else None)
 
+    def jvp(self, inputs, outputs, tangents):  # d(a / b) = da / b - (a / b) db / b; rounded: zero
+        b, (ta, tb), out = inputs[1], tangents, outputs[0]
+        if self.rounding_mode is not None:
+            return zeros_like(out)
+        return add_tangents(None if ta is None else ta / b, None if tb is None else -tb * (out / b))
+
 
 class FloorDivide(Div):
     """``floor_divide`` and ``//``: PyTorch defines no derivative for aten::floor_divide (unlike div with
@@ -164,6 +183,9 @@ class FloorDivide(Div):
 
     def backward(self, grad):
         raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+    def jvp(self, inputs, outputs, tangents):
+        raise NotImplementedError("Trying to use forward AD with aten::floor_divide that does not support it.")
 
 
 def _check_not_complex(kernel: str, dtype) -> None:
@@ -298,6 +320,9 @@ class Neg(Elementwise):
 
     def backward(self, grad):
         return -grad
+
+    def jvp(self, inputs, outputs, tangents):
+        return -tangents[0]
 
 
 # functions -------------------------------------------------------------------------------------

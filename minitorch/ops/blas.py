@@ -20,7 +20,7 @@ from .._autocast_state import autocast_op
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from ..autograd import grad_mode
 from ..tensor import Tensor, from_array, wrap_dim
-from .op import Op
+from .op import Op, multilinear_jvp
 from .promotion import conj_if_complex
 from .views import view_strides
 
@@ -63,6 +63,9 @@ class Matmul(Op):
 
     save_inputs = (0, 1)
     saved_when = {0: (1,), 1: (0,)}  # as PyTorch's mm/mv/bmm: each operand only for the other's gradient
+
+    def jvp(self, inputs, outputs, tangents):  # linear in each operand: sum of one-tangent terms
+        return multilinear_jvp(self, inputs, outputs, tangents)
 
     def forward(self, a, b):
         self.ndims = (a.ndim, b.ndim)
@@ -459,6 +462,9 @@ class Einsum(Op):
     subscript (``einsum()`` below rewrites any equation into that form with views). The gradient of an
     operand is the einsum of the output gradient and the other operands, producing that operand's
     subscripts; a subscript only that operand has is summed away in forward, so it is broadcast back."""
+
+    def jvp(self, inputs, outputs, tangents):  # linear in each operand: sum of one-tangent terms
+        return multilinear_jvp(self, inputs, outputs, tangents)
 
     def forward(self, *arrays, equation, layout=None):
         self.equation = equation

@@ -4,6 +4,7 @@ input's slice of the output's. Below the view ops, whose multi-output backward (
 
 from __future__ import annotations
 
+from ..autograd.forward_ad import zeros_for_missing
 from ..tensor import Tensor, wrap_dim
 from .op import Op
 from .promotion import promote
@@ -47,6 +48,9 @@ class Cat(Op):
             grads.append(grad.narrow(self.dim, start, size) if kept else grad.new_zeros((0,)))
             start += size
         return tuple(grads)
+
+    def jvp(self, inputs, outputs, tangents):  # linear in all inputs together: the tangents concatenated
+        return Cat.apply(*zeros_for_missing(inputs, tangents), **self.keywords)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

@@ -11,12 +11,14 @@ from .._device import as_device
 from .._device import device as Device
 from ..memory_format import checked, contiguous_format, format_strides, preserve_format
 from ..tensor import Tensor
-from .op import Op
+from .op import Op, linear_jvp
 from .promotion import in_operands_layout
 
 
 class ToCopy(Op):
     """A copy on another device and/or dtype; the gradient is cast/moved back by the engine."""
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, device: Device, dtype):
         source = self.backend
@@ -45,6 +47,8 @@ def to_copy(x: Tensor, device: Device, dtype=None) -> Tensor:
 class Clone(Op):
     """A copy; order 'K' keeps a permuted layout, as PyTorch's preserve_format (``x.t().clone()`` stays transposed),
     'C' is row-major, and a tuple gives the copy's strides (a channels-last memory format)."""
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, order="K"):
         if type(order) is tuple:

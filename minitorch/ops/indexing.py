@@ -19,7 +19,7 @@ from .._dtype import scalar_type_name
 from ..creation import tensor
 from ..tensor import Tensor, wrap_dim
 from .comparison import where
-from .op import Op
+from .op import Op, linear_jvp
 from .promotion import array_kind, promote
 from .shape import broadcast_shapes, broadcast_tensors
 from .views import Index, ViewScatter, contiguous_strides, normalize_basic_index
@@ -125,6 +125,8 @@ class AdvancedIndex(Op):
 
     def name(self) -> str:
         return "IndexBackward0"
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, index):
         self.index, self.input_shape = index, x.shape
@@ -385,6 +387,8 @@ def pad_to(grad: Tensor, shape: tuple) -> Tensor:
 class Gather(Op):
     save_inputs = (0, 1)  # PyTorch saves the input too (its gradient reads only its shape)
 
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
+
     def forward(self, x, index, dim):
         self.dim, self.input_shape = dim, x.shape
         return x[dim_index(self.xp, index, dim)]
@@ -554,6 +558,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 
 class IndexSelect(Op):
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
+
     def forward(self, x, index, dim):
         self.index, self.dim, self.input_shape = index, dim, x.shape
         return self.xp.take(x, index, axis=dim)

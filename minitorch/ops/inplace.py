@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._names import state as names_state
-from ..autograd import grad_mode, saved_hooks
+from ..autograd import forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import Node, SavedTensor, packing_after
 from ..autograd.view_history import INTERNAL_OVERLAP_MESSAGE, check_view_rebase, rebase_base_through_view
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
@@ -168,6 +168,8 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
         with grad_mode.no_grad():
             result = fn(self, *args, **kwargs)
         write_result(self, result, op_name)
+        if forward_ad.state.active:
+            forward_ad.write_tangent(self, result)
         return self
     if saved_hooks.state.hooks is not None:  # inside saved_tensors_hooks: pack what the op saved once it has written
         return packing_after(lambda: _record_write(self, fn, args, kwargs, op_name))
@@ -182,6 +184,8 @@ def _record_write(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> 
     if node is not None:
         _protect_saved_input(node, source)
     write_result(self, result, op_name)
+    if forward_ad.state.active:
+        forward_ad.write_tangent(self, result)
     if node is None:
         return self
     if self._meta is not None and self._meta.base is not None:
@@ -201,6 +205,8 @@ def _with_history(self: Tensor) -> Tensor:
     source._grad_fn = self.grad_fn
     source._output_nr = self._output_nr
     source._requires_grad = self.requires_grad
+    if forward_ad.state.active:
+        forward_ad.share_tangent(source, self)
     return source
 
 
@@ -278,7 +284,8 @@ def make_inplace(name: str):
     ufunc = _UFUNCS.get(name)
 
     def method(self, *args, **kwargs):
-        if ufunc is not None and len(args) == 1 and (not kwargs or set(kwargs) == {"alpha"} and name in ("add", "sub")):
+        if ufunc is not None and len(args) == 1 and not forward_ad.state.active and (
+                not kwargs or set(kwargs) == {"alpha"} and name in ("add", "sub")):
             if _update_in_place(self, ufunc, args[0], kwargs.get("alpha", 1)):
                 return self
         return run_inplace(self, getattr(Tensor, name), args, kwargs, name + "_")
@@ -311,6 +318,9 @@ class Copy(Op):
 
     def backward(self, grad):
         return grad.new_zeros(()).expand(grad.shape), grad
+
+    def jvp(self, inputs, outputs, tangents):  # the written values' tangent (broadcast); self's old one is gone
+        return tangents[1] if tangents[1] is not None else outputs[0].new_zeros(()).expand(outputs[0].shape)
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -360,6 +370,10 @@ class IndexAssign(Op):
 
     def backward(self, grad):
         return IndexAssign.apply(grad, 0.0, index=self.index), grad[self.index]
+
+    def jvp(self, inputs, outputs, tangents):  # linear in (x, values) together: the same write of the tangents
+        tx, tv = forward_ad.zeros_for_missing(inputs[:2], tangents[:2])
+        return IndexAssign.apply(tx, 0.0 if tv is None else tv, index=self.index)
 
 
 def _assign(input: Tensor, index, values) -> Tensor:
@@ -443,6 +457,8 @@ def run_inplace_view(self: Tensor, name: str, view_fn, *args, **kwargs) -> Tenso
         result = view_fn(_with_history(self) if recording else self._alias(), *args, **kwargs)
     self._array, self._offset = result._array, result._offset
     self._storage.version += 1
+    if forward_ad.state.active:
+        forward_ad.view_tangent(self, view_fn, *args, **kwargs)
     if recording:
         self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
         if base is not None:

@@ -9,14 +9,24 @@ from ``self.saved_tensors``. Other values (a dim, a mask) are plain attributes s
 ``Op.apply`` is the dispatcher: it checks devices, runs forward, wraps the arrays into Tensors, and
 records a graph node only when grad mode is on and some input requires grad. Broadcast gradients
 are reduced by the engine, so a rule like ``grad * b`` never has to sum over broadcast dims.
+
+Forward mode: ``jvp`` maps input tangents to output tangents (autograd/forward_ad.py calls it when an input
+is dual). Common ops write it beside ``backward``; every other op inherits the rule below, derived from its
+backward, so every differentiable op has a forward derivative (docs/derivatives.md lists which is which).
 """
 
 from __future__ import annotations
 
+import copy
+
 from .. import _dtype
 from .._names import state as names_state
 from ..autograd import anomaly, grad_mode, saved_hooks
+from ..autograd.api import grad as autograd_grad
+from ..autograd.forward_ad import propagate
+from ..autograd.forward_ad import state as forward_ad
 from ..autograd.graph import Node, SavedTensor, edge_of, pack_saved
+from ..creation import zeros_like
 from ..tensor import Tensor, from_array, view_requires_grad
 from . import named
 from .arguments import type_name
@@ -44,12 +54,70 @@ class Op(Node):
     # saved comes back from saved_tensors as None, and writing into it in place before backward is no error.
     saved_when: dict | None = None
 
+    keywords: dict = {}  # the op's keyword arguments, set on a node only for forward mode's rules (propagate)
+
     # subclasses -----------------------------------------------------------------------------
     def forward(self, *arrays, **params):
         raise NotImplementedError
 
     def backward(self, *grads):
         raise NotImplementedError
+
+    def jvp(self, inputs: tuple, outputs: tuple, tangents: tuple):
+        """Forward-mode derivative: the output tangents ``J t`` (one per output; None where there is none) from
+        the input ``tangents`` (None for an input without one), at the primal ``inputs`` and ``outputs``.
+
+        Derived from ``backward`` for every op that does not write its own (the double-vjp trick): backward is
+        linear in its output gradient ``u``, ``vjp(u) = J^T u``, and written in differentiable Tensor ops, so
+        ``J t`` is the gradient with respect to ``u`` of ``<vjp(u), t>`` (the real inner product, which makes it
+        right for complex tensors too): one more reverse pass, over backward's own graph.
+        """
+        wanted = [i for i, t in enumerate(tangents) if t is not None]
+        backward = self._borrowed_backward(inputs, outputs, wanted)
+        differentiable = [o.dtype.is_floating_point or o.dtype.is_complex for o in outputs]
+        keep_graph = grad_mode.state.enabled
+        with grad_mode.enable_grad():
+            dummies = [zeros_like(o).requires_grad_() if d else None for o, d in zip(outputs, differentiable)]
+            vjps = backward(*dummies)
+            total = None
+            for i in wanted:
+                g, t = vjps[i], tangents[i]
+                if g is None or not g.requires_grad:  # zero, or independent of u
+                    continue
+                term = (g.conj() * t).real.sum() if g.is_complex() or t.is_complex() else (g * t).sum()
+                total = term if total is None else total + term
+        chosen = [u for u in dummies if u is not None]
+        if total is None:
+            found = [None] * len(chosen)
+        else:
+            found = autograd_grad(total, chosen, create_graph=keep_graph, allow_unused=True)
+        found = iter(found)
+        return tuple(_zero_if_none(next(found), o) if d else None for o, d in zip(outputs, differentiable))
+
+    def _borrowed_backward(self, inputs: tuple, outputs: tuple, wanted) -> callable:
+        """This op's backward as a function of its output gradients, at ``inputs``/``outputs``, giving gradients
+        for the inputs in ``wanted``: a copy of the node with those values as its saved tensors (the derived
+        jvp rules call it; the node itself may be recorded, or not)."""
+        twin = copy.copy(self)
+        last = len(inputs)
+        while last and not isinstance(inputs[last - 1], Tensor):
+            last -= 1
+        twin.next_functions = ((None, 0),) * last
+        twin._input_meta = tuple((inputs[i]._array.shape, inputs[i].dtype) if i in wanted else None
+                                 for i in range(last))
+        twin._saved = self._saved_values(inputs, outputs)
+        twin._n_outputs = len(outputs)
+        twin._arrays = False
+        return lambda *grads: twin._per_input(twin.backward(*grads))
+
+    def _saved_values(self, inputs: tuple, outputs: tuple) -> tuple:
+        """What ``_record`` would save, as plain values (saved_tensors hands them back as they are)."""
+        saved = [inputs[i] for i in self.save_inputs]
+        if self.save_output:
+            saved.append(outputs[0])
+        if len(outputs) > 1:
+            saved += [o for o in outputs if not (o.dtype.is_floating_point or o.dtype.is_complex)]
+        return tuple(saved)
 
     # dispatch -------------------------------------------------------------------------------
     @classmethod
@@ -86,10 +154,14 @@ class Op(Node):
             outputs = tuple(node.wrap(r) for r in result)
             if record and grad_mode.state.enabled:
                 node._record(args, outputs)
+            if forward_ad.active:
+                propagate(node, args, outputs, params)
             return outputs
         out = node.wrap(result)
         if record and grad_mode.state.enabled:
             node._record(args, (out,))
+        if forward_ad.active:
+            propagate(node, args, (out,), params)
         return out
 
     @property
@@ -206,6 +278,45 @@ class Op(Node):
         """Wrap a helper array (a mask, indices) as a Tensor for use in backward (the array itself when
         backward runs on arrays)."""
         return array if self._on_arrays else self.wrap(array)
+
+
+# hand-written jvp rules that several ops share ----------------------------------------------------
+def linear_jvp(self: Op, inputs: tuple, outputs: tuple, tangents: tuple):
+    """For an op linear in its first input, the other inputs being constants (dims, indices, masks): the op
+    itself, applied to the tangent. (A tangent on another input: the derived rule.)"""
+    if any(t is not None for t in tangents[1:]):
+        return Op.jvp(self, inputs, outputs, tangents)
+    return type(self).apply(tangents[0], *inputs[1:], **self.keywords)
+
+
+def multilinear_jvp(self: Op, inputs: tuple, outputs: tuple, tangents: tuple, bias: int | None = None):
+    """For an op linear in each tensor input separately (matmul, einsum, conv; ``bias``: the index of an input
+    that is added, as conv's bias): the sum over inputs of the op with that one input replaced by its tangent."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        if i == bias:
+            term = t
+        else:
+            args = list(inputs)
+            args[i] = t
+            if bias is not None:
+                args[bias] = None
+            term = type(self).apply(*args, **self.keywords)
+        total = term if total is None else total + term
+    return total
+
+
+def add_tangents(a, b):
+    """``a + b`` where either may be None (an input without a tangent)."""
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+def _zero_if_none(tangent, output: Tensor) -> Tensor:
+    return zeros_like(output) if tangent is None else tangent
 
 
 # Tensors that are not plain strided arrays (sparse COO layout, quantized dtypes) set the class

@@ -19,6 +19,7 @@ from .._dtype import scalar_type_name
 from ..creation import zeros_like
 from ..tensor import Tensor
 from .comparison import depends_on, isfinite, where
+from .op import Op
 from .promotion import Elementwise, array_kind, as_float, conj_if_complex, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -359,6 +360,14 @@ class Unary(Elementwise):
         if self.complex_input and type(self) not in _NOT_HOLOMORPHIC:  # grad * conj(f'(z)) = conj(conj(grad) f'(z))
             return conj_if_complex(type(self).derivative(conj_if_complex(grad), x, y))
         return type(self).derivative(grad, x, y)
+
+    def jvp(self, inputs, outputs, tangents):
+        """The table's derivative, applied to the tangent: it computes ``grad * f'(x)``, and an elementwise
+        function's Jacobian is diagonal, so ``J t = f'(x) t`` (also for complex ``z`` where f is holomorphic;
+        abs and sgn of complex input take the general derived rule)."""
+        if self.complex_input and type(self) in _NOT_HOLOMORPHIC:
+            return Op.jvp(self, inputs, outputs, tangents)
+        return type(self).derivative(tangents[0], inputs[0], outputs[0])
 
 
 def _make(name: str):

@@ -13,6 +13,7 @@ from .. import _dtype
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._backends.dtypes import kind as array_kind
 from .._geometry import broadcast_dims, broadcast_shapes  # noqa: F401 (re-exported)
+from ..tensor import Tensor
 from .op import Op
 
 _SCALARS = (bool, int, float, complex)
@@ -223,6 +224,23 @@ class Elementwise(Op):
         finally:
             if token is not None:
                 state[0].reset(token)
+
+    def jvp(self, inputs, outputs, tangents):
+        """Derived from backward, exactly: an elementwise op's Jacobian is diagonal (for each input, after
+        broadcasting), so ``J t = J^T t``: backward's rule applied to each input's tangent, summed over inputs.
+        (Complex inputs or outputs take Op's general rule: there backward's rule is ``J^H``, not ``J^T``.)"""
+        if len(outputs) != 1 or any(isinstance(x, Tensor) and x.is_complex() for x in inputs + outputs):
+            return Op.jvp(self, inputs, outputs, tangents)
+        shape = outputs[0]._array.shape
+        total = None
+        for i, t in enumerate(tangents):
+            if t is None:
+                continue
+            backward = self._borrowed_backward(inputs, outputs, (i,))
+            term = backward(t.expand(shape))[i]
+            if term is not None:
+                total = term if total is None else total + term
+        return total
 
     def sum_to_shape(self, grad, shape: tuple):
         """A gradient array of the broadcast shape summed back to an input's ``shape`` (``sum_to_size``

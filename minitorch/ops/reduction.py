@@ -21,7 +21,7 @@ from ..tensor import Tensor, wrap_dim
 from . import comparison, pointwise
 from .arguments import user_stacklevel
 from .comparison import where
-from .op import Op
+from .op import Op, linear_jvp
 from .promotion import array_kind, as_float, broadcast_dims, conj_if_complex
 from .shape import cat, stack
 
@@ -86,6 +86,8 @@ def _on_0d(fn, input: Tensor, *args):
 class Sum(Op):
     row_major_output = True
 
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
+
     def forward(self, x, dims, keepdim, dtype=None):
         self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
         return self.backend.sum(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
@@ -96,6 +98,8 @@ class Sum(Op):
 
 class Mean(Op):
     row_major_output = True
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, dims, keepdim, dtype=None):
         if dtype is None and array_kind(x.dtype) not in "fc":
@@ -193,6 +197,8 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 # cumulative scans -------------------------------------------------------------------------------------
 class Cumsum(Op):
     row_major_output = True
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, dim, dtype=None):
         self.dim = dim

@@ -16,7 +16,7 @@ from ..tensor import Size, Tensor, from_array, wrap_dim
 from .comparison import ne
 from .concat import Cat, _shapes, _tensor_list, cat, concat, concatenate, stack  # noqa: F401 (re-exported)
 from .conversion import Clone
-from .op import Op
+from .op import Op, linear_jvp
 from .views import Diagonal, ViewScatter, contiguous_strides, int_list
 
 
@@ -78,6 +78,8 @@ def tile(input: Tensor, *args, dims=None) -> Tensor:
 class RepeatInterleave(Op):
     """Each slice along ``dim`` repeated ``repeats`` times (an int, or an array of one count per slice); the
     gradient sums each slice's copies (an int: a reshape and a sum; counts: an index_add of the copies)."""
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, repeats, dim):
         if type(repeats) is not int:
@@ -196,6 +198,8 @@ def _unique_dims(op: str, dims, ndim: int) -> tuple:
 
 
 class Flip(Op):
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
+
     def forward(self, x, dims):
         self.dims = dims
         return self.xp.flip(x, axis=dims).copy() if dims else x.copy()
@@ -223,6 +227,8 @@ def flipud(input: Tensor) -> Tensor:
 
 class Roll(Op):
     row_major_output = True
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, shifts, dims):
         self.shifts, self.dims = shifts, dims
@@ -255,6 +261,8 @@ class Triangle(Op):
 
     def name(self) -> str:
         return "TriuBackward0" if self.upper else "TrilBackward0"
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, diagonal, upper):
         self.diagonal, self.upper = diagonal, upper

@@ -15,6 +15,8 @@ from .._dtype import int64
 from .._geometry import contiguous_strides, infer_size, view_strides, wrap_dim  # noqa: F401 (re-exported)
 from .._names import state as names_state
 from ..autograd import grad_mode
+from ..autograd.forward_ad import propagate
+from ..autograd.forward_ad import state as forward_ad
 from ..autograd.view_history import region_of
 from ..tensor import Tensor, legacy_type_name, view_requires_grad
 from . import named
@@ -95,7 +97,15 @@ class ViewOp(Op):
             node.device = x._storage.device
             node.params = params
             node._record((x,), (out,))
+        if forward_ad.active:
+            node.params = params
+            propagate(node, (x,), (out,))
         return out
+
+    def jvp(self, inputs, outputs, tangents):
+        """Hand-written, for every view op: the tangent of a view is the same view of the input's tangent (which
+        is laid out like the input, so it is the same window of the same memory pattern)."""
+        return type(self).apply(tangents[0], *self.params)
 
     def make_view(self, x: Tensor, size, stride, offset) -> Tensor:
         """The view tensor over ``x``'s storage (view_as_real/view_as_complex see it as another dtype)."""
@@ -657,7 +667,15 @@ class SplitViews(Op):
             node.op_name, node.dim, node.squeeze = op_name, dim, squeeze
             node.piece_shapes = [p._array.shape for p in pieces]
             node._record((x,), tuple(pieces))
+        if forward_ad.active:
+            node = cls.__new__(cls)
+            node.params = (dim, sizes, squeeze, op_name)
+            propagate(node, (x,), tuple(pieces))
         return tuple(pieces)
+
+    def jvp(self, inputs, outputs, tangents):
+        """Hand-written: the pieces' tangents are the same pieces of the input's tangent."""
+        return SplitViews.apply(tangents[0], *self.params)
 
     def backward(self, *grads):
         filled = [g if g is not None else _zeros_like_shape(grads, shape) for g, shape in zip(grads, self.piece_shapes)]

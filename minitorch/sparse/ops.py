@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 
 from ..autograd import grad_mode
+from ..autograd.forward_ad import propagate
+from ..autograd.forward_ad import state as forward_ad
 from ..layout import sparse_coo
-from ..ops.op import Op, check_same_device
+from ..ops.op import Op, check_same_device, linear_jvp
 from ..ops.shape import cat
 from ..tensor import Tensor, from_array, wrap_dim
 from . import kernels
@@ -43,6 +45,8 @@ class SparseOp(Op):
         out = node.wrap(node.forward(*arrays, **params))
         if record and grad_mode.state.enabled:
             node._record(args, (out,))
+        if forward_ad.active and out._dense and all(a._dense for a in args if isinstance(a, Tensor)):
+            propagate(node, args, (out,), params)  # (forward mode covers dense tensors only)
         return out
 
     def wrap(self, result) -> Tensor:
@@ -128,6 +132,8 @@ class ToSparse(SparseOp):
 class SegmentGather(SparseOp):
     """``x[ids]`` along dim 0 (a row lookup); the adjoint of SegmentSum."""
 
+    jvp = linear_jvp  # linear in x: the op on the tangent
+
     def forward(self, x, ids):
         self.ids, self.rows = ids, x.shape[0]
         return self.xp.take(x, ids, axis=0)
@@ -138,6 +144,8 @@ class SegmentGather(SparseOp):
 
 class SegmentSum(SparseOp):
     """``out[ids[k]] += x[k]`` along dim 0 (duplicates add up: a scatter-add); the adjoint of SegmentGather."""
+
+    jvp = linear_jvp  # linear in x: the op on the tangent
 
     def forward(self, x, ids, n):
         self.ids = ids

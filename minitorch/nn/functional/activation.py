@@ -491,6 +491,10 @@ class Softmax(Op):
         (y,) = self.saved_tensors
         return y * (grad - (grad * y).sum(self.dim, keepdim=True))
 
+    def jvp(self, inputs, outputs, tangents):  # softmax's Jacobian is symmetric: J t = y * (t - sum(t * y))
+        y, t = outputs[0], tangents[0]
+        return y * (t - (t * y).sum(self.dim, keepdim=True))
+
 
 class LogSoftmax(Op):
     """``x - max - log(sum(exp(x - max)))`` along ``dim``; gradient ``g - exp(y) * sum(g)``."""
@@ -518,6 +522,10 @@ class LogSoftmax(Op):
         # off. So p is exp in float64 rounded once, and the product and difference are taken in float64.
         p = y.double().exp().to(y.dtype)
         return (grad.double() - p.double() * total.double()).to(y.dtype)
+
+    def jvp(self, inputs, outputs, tangents):  # d log_softmax(x) = t - sum(softmax(x) * t)
+        y, t = outputs[0], tangents[0]
+        return t - (y.exp() * t).sum(self.dim, keepdim=True)
 
 
 def _softmax_dim(name: str, ndim: int) -> int:

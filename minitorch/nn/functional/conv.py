@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..._autocast_state import autocast_op
 from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
-from ...ops.op import Op
+from ...ops.op import Op, add_tangents, multilinear_jvp
 from ...tensor import Tensor, legacy_type_name
 
 # window geometry ---------------------------------------------------------------------------------
@@ -139,10 +139,23 @@ def _as_convolution_backward(grad_x, grad_w, x, weight) -> tuple:
     return tuple(None if g is None else depends_on(g, x, weight, undefined=True) for g in (grad_x, grad_w))
 
 
+def _conv_jvp(op, inputs, outputs, tangents):
+    """Conv and its transpose are linear in the input and in the weight separately, and add the bias along the
+    channel dim: ``conv(dx, w) + conv(x, dw) + db``."""
+    total = multilinear_jvp(op, inputs, outputs, tangents[:2] + (None,) * (len(tangents) - 2), bias=2)
+    bias_tangent = tangents[2]
+    if bias_tangent is not None:
+        bias_tangent = bias_tangent.reshape((-1,) + (1,) * (outputs[0].dim() - 2))
+    return add_tangents(total, bias_tangent)
+
+
 class Conv(Op):
     """``y[n, o] = sum_c,k w[o, c, k] * x_padded[n, c, out*stride + k*dilation] (+ bias[o])``."""
 
     save_inputs = (0, 1)
+
+    def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent per channel
+        return _conv_jvp(self, inputs, outputs, tangents)
 
     def forward(self, x, weight, bias, geometry):
         self.geometry = geometry
@@ -168,6 +181,9 @@ class ConvTranspose(Op):
     """The adjoint of ``Conv`` in its input: ``gy`` (N, O, *out) to (N, C, *in) (+ bias[c])."""
 
     save_inputs = (0, 1)
+
+    def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent per channel
+        return _conv_jvp(self, inputs, outputs, tangents)
 
     def forward(self, gy, weight, bias, geometry):
         self.geometry = geometry

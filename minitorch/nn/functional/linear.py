@@ -6,7 +6,7 @@ import math
 
 from ..._autocast_state import autocast_op
 from ...autograd import grad_mode
-from ...ops.op import Op
+from ...ops.op import Op, multilinear_jvp
 from ...ops.promotion import conj_if_complex
 from ...ops.views import view_strides
 from ...tensor import Tensor
@@ -23,6 +23,9 @@ class Linear(Op):
 
     save_inputs = (0, 1)
     saved_when = {0: (1,), 1: (0,)}  # as PyTorch's addmm/mm: each only for the other's gradient
+
+    def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent
+        return multilinear_jvp(self, inputs, outputs, tangents, bias=2)
 
     def forward(self, x, weight, bias=None):
         self.has_bias = bias is not None

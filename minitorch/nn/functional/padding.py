@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..._dtype import int64
 from ...ops.comparison import depends_on
-from ...ops.op import Op
+from ...ops.op import Op, linear_jvp
 from ...tensor import Tensor
 
 
@@ -34,6 +34,8 @@ class ConstantPad(Op):
 
 class Take(Op):
     """``x`` read at positions ``index`` (a 1-D integer array) along ``dim``."""
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, dim, index):
         self.dim, self.index, self.size = dim, index, x.shape[dim]

@@ -15,7 +15,7 @@ import math
 
 from ..._dtype import scalar_type_name
 from ...ops.comparison import depends_on
-from ...ops.op import Op
+from ...ops.op import Op, linear_jvp
 from ...ops.promotion import array_kind
 from ...tensor import Tensor
 from .activation import relu
@@ -158,6 +158,8 @@ class WindowSum(Op):
     Its gradient depends on x (derivative 0), as PyTorch's avg_pool backward, which takes the input."""
 
     save_inputs = (0,)
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, x, geometry, scale):
         self.geometry, self.scale = geometry, scale

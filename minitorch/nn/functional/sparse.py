@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import _dtype
 from ...autograd import grad_mode
-from ...ops.op import Op
+from ...ops.op import Op, linear_jvp
 from ...sparse.ops import SegmentGather, SegmentSum, SparseCooTensor
 from ...tensor import Tensor, legacy_type_name
 
@@ -17,6 +17,8 @@ class Embedding(Op):
     """``weight[indices]``. The weight gradient scatter-adds each output row's gradient into the
     row it was read from (repeated indices add up); rows scaled by ``row_scale`` (0 for
     ``padding_idx``, ``1/count`` for ``scale_grad_by_freq``)."""
+
+    jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
     def forward(self, weight, indices, padding_idx, scale_grad_by_freq):
         xp = self.xp
