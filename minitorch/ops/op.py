@@ -182,8 +182,7 @@ class Op(Node):
             last -= 1
         out = outputs[0]
         out_shape, out_dtype = out._array.shape, out._storage.dtype
-        if not (out_dtype.is_floating_point or out_dtype.is_complex) and not any(
-                o._storage.dtype.is_floating_point or o._storage.dtype.is_complex for o in outputs):
+        if not _differentiable(out_dtype) and not any(_differentiable(o.dtype) for o in outputs):
             return  # no output can carry a gradient (comparisons, argmax): no node, and no input's grad_fn is read
         same_dtype = same_shape = True  # every tensor input has out's dtype; every one wanting a gradient its shape
         edges, metas = [], []
@@ -317,6 +316,12 @@ def add_tangents(a, b):
 
 def _zero_if_none(tangent, output: Tensor) -> Tensor:
     return zeros_like(output) if tangent is None else tangent
+
+
+def _differentiable(dtype) -> bool:
+    """Whether a tensor of ``dtype`` can carry a gradient (a QTensor's ``dtype``, qint8 and the like, does:
+    straight-through, in float32; its storage's is a plain integer type)."""
+    return dtype.is_floating_point or dtype.is_complex or dtype.is_quantized
 
 
 # Tensors that are not plain strided arrays (sparse COO layout, quantized dtypes) set the class
