@@ -8,9 +8,11 @@ dimension with PyTorch's semantics; real batching rules per op are still to come
 
 from __future__ import annotations
 
+from . import batched_autograd  # noqa: F401 - hooks vmap's BatchedTensors into autograd
+from .batching_rules import vmap_fallback_ops
 from .functional_call import functional_call
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
-           "vmap"]
+           "vmap", "vmap_fallback_ops"]

@@ -1,0 +1,397 @@
+"""Batching rules: each op run once on a whole batch, the batch dim carried through (vmap, batched.py).
+
+A rule receives the op's arguments as ``Op.apply`` got them, some of them BatchedTensors. It takes the
+innermost vmap level among them (outer levels stay wrapped and are handled when the rule calls the op on
+the values: nested vmap is recursion), moves that level's batch dim to the front of each batched value,
+shifts the op's dim arguments by one (or pads ranks for broadcasting), calls the op once, and wraps the
+result with the batch dim at 0. Whole op families share a rule: every broadcasting ``Elementwise`` op,
+every reduction over a dims tuple. Ops with no rule take ``loop_fallback`` (one call per sample, stacked),
+and their names are recorded (``vmap_fallback_ops``); docs/func.md lists them.
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .._geometry import view_strides
+from ..nn.functional.activation import LogSoftmax, Softmax
+from ..nn.functional.linear import Linear
+from ..nn.functional.loss import CrossEntropy, NllLoss
+from ..ops import blas, conversion, reduction, views
+from ..ops.concat import Cat
+from ..ops.indexing import AdvancedIndex, Gather, IndexSelect
+from ..ops.op import NON_DENSE_FALLBACKS, register_non_dense
+from ..ops.promotion import Elementwise
+from ..ops.shape import stack
+from ..tensor import Tensor
+from .batched import BatchedTensor, wrap
+
+KIND = "batched"
+_FALLBACK_USED: set = set()
+
+
+# helpers ------------------------------------------------------------------------------------------
+def _level(args) -> int:
+    return max((a._level for a in args if type(a) is BatchedTensor), default=0)
+
+
+def _size(args, level: int) -> int:
+    for a in args:
+        if type(a) is BatchedTensor and a._level == level:
+            return a._value.shape[a._bdim]
+    raise AssertionError("no argument is batched at this level")
+
+
+def _front(x, level: int):
+    """``x``'s value with the batch dim of ``level`` first; None when ``x`` is not batched at ``level``."""
+    if type(x) is BatchedTensor and x._level == level:
+        value, bdim = x._value, x._bdim
+        return value.movedim(bdim, 0) if bdim else value
+    return None
+
+
+def _front_or_expand(x, level: int, size: int):
+    """``x``'s value with the batch dim first, an unbatched tensor expanded to the batch."""
+    value = _front(x, level)
+    if value is None:
+        return x.unsqueeze(0).expand((size,) + tuple(x.shape))
+    return value
+
+
+def _out(result, level: int):
+    if type(result) is tuple:
+        return tuple(wrap(r, 0, level) for r in result)
+    return wrap(result, 0, level)
+
+
+def register(*ops):
+    """Decorator: ``rule`` is the batching rule of these Op classes."""
+
+    def decorate(rule):
+        for op in ops:
+            register_non_dense(op, KIND)(rule)
+        return rule
+
+    return decorate
+
+
+def _shift(dims) -> tuple:
+    return tuple(d + 1 for d in dims)
+
+
+# the loop fallback --------------------------------------------------------------------------------
+def loop_fallback(op, args, params):
+    """An op with no batching rule: called once per sample (select along each batch dim) and stacked.
+    Correct for any op, at the cost of one call per sample; its name goes on ``vmap_fallback_ops()``."""
+    level = _level(args)
+    size = _size(args, level)
+    _FALLBACK_USED.add(op.__name__)
+    if size == 0:
+        raise RuntimeError(f"vmap: {op.__name__} has no batching rule, and its loop fallback cannot run over a "
+                           "batch of size 0")
+    results = []
+    for b in range(size):
+        sample = [a._value.select(a._bdim, b) if type(a) is BatchedTensor and a._level == level else a for a in args]
+        results.append(op.apply(*sample, **params))
+    if type(results[0]) is tuple:
+        return tuple(wrap(stack([r[i] for r in results]), 0, level) for i in range(len(results[0])))
+    return wrap(stack(results), 0, level)
+
+
+def vmap_fallback_ops() -> list[str]:
+    """The names of the ops that have run through vmap's loop fallback in this process (no batching rule)."""
+    return sorted(_FALLBACK_USED)
+
+
+# broadcasting elementwise ops ---------------------------------------------------------------------
+def _logical_dtype_fix(args, moved: list, level: int) -> None:
+    """A logically 0-dim batched operand is 1-dim physically, which would change PyTorch's type promotion
+    (0-dim tensors rank below dimensioned ones): cast it to the logical result dtype first."""
+    if not any(type(a) is BatchedTensor and a._level == level and a.dim() == 0 for a in args):
+        return
+    operands = [a for a in args if isinstance(a, Tensor) or type(a) in (bool, int, float, complex)]
+    try:
+        logical = _dtype.result_type_of(operands)
+        physical = _dtype.result_type_of([m for m in moved if isinstance(m, Tensor) or type(m) in
+                                          (bool, int, float, complex)])
+    except (TypeError, RuntimeError, AttributeError):
+        return
+    if logical is physical:
+        return
+    for i, a in enumerate(args):
+        if type(a) is BatchedTensor and a._level == level and a.dim() == 0 and a.dtype is not logical:
+            moved[i] = moved[i].to(logical)
+
+
+def elementwise(op, args, params):
+    """Broadcasting ops: batch dims first, each batched operand padded to the largest logical rank."""
+    level = _level(args)
+    rank = max(a.dim() for a in args if isinstance(a, Tensor))
+    moved = []
+    for a in args:
+        value = _front(a, level)
+        if value is not None:
+            for _ in range(rank - a.dim()):
+                value = value.unsqueeze(1)
+            moved.append(value)
+        else:
+            moved.append(a)
+    _logical_dtype_fix(args, moved, level)
+    return _out(op.apply(*moved, **params), level)
+
+
+def _dispatch(op, args, params):
+    """Rules for whole families (every Elementwise op), else the loop fallback."""
+    if issubclass(op, Elementwise):
+        return elementwise(op, args, params)
+    return loop_fallback(op, args, params)
+
+
+NON_DENSE_FALLBACKS[KIND] = _dispatch
+
+
+# views and shape ops ------------------------------------------------------------------------------
+@register(views.View)
+def _view(x, shape):
+    level = x._level
+    value = _front(x, level)
+    physical = (value.shape[0],) + tuple(shape)
+    if view_strides(tuple(value.shape), value.stride(), physical) is not None:
+        return wrap(views.View.apply(value, physical), 0, level)
+    return wrap(value.reshape(physical), 0, level)  # the batch dim moved in a way a view cannot follow: a copy
+
+
+@register(views.Permute)
+def _permute(x, dims):
+    return wrap(views.Permute.apply(_front(x, x._level), (0,) + _shift(dims)), 0, x._level)
+
+
+@register(views.Transpose)
+def _transpose(x, dim0, dim1):
+    return wrap(views.Transpose.apply(_front(x, x._level), dim0 + 1, dim1 + 1), 0, x._level)
+
+
+@register(views.Expand)
+def _expand(x, sizes):
+    value = _front(x, x._level)
+    for _ in range(len(sizes) - x.dim()):
+        value = value.unsqueeze(1)
+    return wrap(views.Expand.apply(value, (value.shape[0],) + tuple(sizes)), 0, x._level)
+
+
+@register(views.Squeeze)
+def _squeeze(x, dims):
+    return wrap(views.Squeeze.apply(_front(x, x._level), _shift(dims)), 0, x._level)
+
+
+@register(views.Unsqueeze)
+def _unsqueeze(x, dim):
+    return wrap(views.Unsqueeze.apply(_front(x, x._level), dim + 1), 0, x._level)
+
+
+@register(views.Narrow)
+def _narrow(x, dim, start, length):
+    return wrap(views.Narrow.apply(_front(x, x._level), dim + 1, start, length), 0, x._level)
+
+
+@register(views.Select)
+def _select(x, dim, index):
+    return wrap(views.Select.apply(_front(x, x._level), dim + 1, index), 0, x._level)
+
+
+@register(views.Diagonal)
+def _diagonal(x, offset, dim1, dim2):
+    return wrap(views.Diagonal.apply(_front(x, x._level), offset, dim1 + 1, dim2 + 1), 0, x._level)
+
+
+@register(views.Index)
+def _index(x, index):
+    return wrap(views.Index.apply(_front(x, x._level), (slice(None),) + tuple(index)), 0, x._level)
+
+
+@register(views.Unfold)
+def _unfold(x, dim, size, step):
+    return wrap(views.Unfold.apply(_front(x, x._level), dim + 1, size, step), 0, x._level)
+
+
+@register(views.SplitViews)
+def _split(x, dim, sizes, squeeze, op_name):
+    return _out(views.SplitViews.apply(_front(x, x._level), dim + 1, sizes, squeeze, op_name), x._level)
+
+
+@register(views.AsStrided)
+def _as_strided(x, *params):
+    raise RuntimeError("vmap: as_strided has no batching rule in minitorch (its storage geometry is not per "
+                       "sample); rewrite it with view/reshape/unfold")
+
+
+@register(Cat)
+def _cat(*tensors, dim, keep):
+    level = _level(tensors)
+    size = _size(tensors, level)
+    moved = [_front_or_expand(t, level, size) for t in tensors]
+    return wrap(Cat.apply(*moved, dim=dim + 1, keep=keep), 0, level)
+
+
+@register(conversion.Clone)
+def _clone(x, order="K"):
+    if type(order) is tuple:  # explicit strides (a memory format): per sample
+        return loop_fallback(conversion.Clone, (x, order), {})
+    return wrap(conversion.Clone.apply(_front(x, x._level), order), 0, x._level)
+
+
+@register(conversion.ToCopy)
+def _to_copy(x, **params):
+    return wrap(conversion.ToCopy.apply(_front(x, x._level), **params), 0, x._level)
+
+
+# indexing -----------------------------------------------------------------------------------------
+@register(AdvancedIndex)
+def _advanced_index(x, index):
+    arrays = [i for i, item in enumerate(index) if not isinstance(item, slice)]
+    if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):  # separated index arrays go first: per sample
+        return loop_fallback(AdvancedIndex, (x,), {"index": index})
+    return wrap(AdvancedIndex.apply(_front(x, x._level), index=(slice(None),) + tuple(index)), 0, x._level)
+
+
+@register(Gather)
+def _gather(x, index, dim):
+    level = _level((x, index))
+    size = _size((x, index), level)
+    return wrap(Gather.apply(_front_or_expand(x, level, size), _front_or_expand(index, level, size), dim + 1), 0,
+                level)
+
+
+@register(IndexSelect)
+def _index_select(x, index, dim):
+    return wrap(IndexSelect.apply(_front(x, x._level), index=index, dim=dim + 1), 0, x._level)
+
+
+# reductions ---------------------------------------------------------------------------------------
+def _dims_rule(op, dims_at: int):
+    """Ops whose argument ``dims_at`` (after the input) is a tuple of logical dims."""
+
+    def rule(x, *params):
+        params = list(params)
+        params[dims_at] = _shift(params[dims_at])
+        return _out(op.apply(_front(x, x._level), *params), x._level)
+
+    register(op)(rule)
+
+
+def _dim_rule(op, dim_at: int):
+    """Ops whose argument ``dim_at`` (after the input) is one non-negative logical dim."""
+
+    def rule(x, *params):
+        params = list(params)
+        params[dim_at] += 1
+        return _out(op.apply(_front(x, x._level), *params), x._level)
+
+    register(op)(rule)
+
+
+for _op in (reduction.Sum, reduction.Mean, reduction.Extremum, reduction.Var):
+    _dims_rule(_op, 0)
+_dims_rule(reduction.Norm, 1)
+for _op in (reduction.Cumsum, reduction.ReverseCumsum, reduction.Cumprod, reduction.CumExtremum,
+            reduction.Logcumsumexp, reduction.ExtremumAlongDim, Softmax, LogSoftmax):
+    _dim_rule(_op, 0)
+
+
+def _flattened(x, dim, keepdim):
+    """``(value, dim, keepdim, shape after)`` for a reduction whose ``dim=None`` means "all, flattened"."""
+    value = _front(x, x._level)
+    if dim is not None:
+        return value, dim + 1, keepdim, None
+    size = value.shape[0]
+    return value.reshape(size, -1), 1, False, (size,) + (1,) * x.dim() if keepdim else None
+
+
+@register(reduction.Prod)
+def _prod(x, dim, keepdim, dtype=None):
+    value, dim, keep, shape = _flattened(x, dim, keepdim)
+    out = reduction.Prod.apply(value, dim, keep, dtype)
+    return wrap(out if shape is None else out.reshape(shape), 0, x._level)
+
+
+@register(reduction.ArgExtremum)
+def _arg_extremum(x, dim, keepdim, largest):
+    value, dim, keep, shape = _flattened(x, dim, keepdim)
+    out = reduction.ArgExtremum.apply(value, dim, keep, largest)
+    return wrap(out if shape is None else out.reshape(shape), 0, x._level)
+
+
+# matrix products ----------------------------------------------------------------------------------
+@register(blas.Matmul)
+def _matmul(a, b):
+    """matmul's 1-D/2-D/N-D cases with a batch dim on either side: vectors become matrices, the batched
+    operands get their batch dim first and are padded to a common rank, the unbatched one broadcasts."""
+    level = _level((a, b))
+    ra, rb = a.dim(), b.dim()
+    pa, pb = _front(a, level), _front(b, level)
+    if pa is not None and pb is None and ra == 1 and rb == 2:  # (B, k) @ (k, n): one matrix product
+        return wrap(blas.Matmul.apply(pa, b), 0, level)
+    left = a if pa is None else pa
+    right = b if pb is None else pb
+    if ra == 1:
+        left = left.unsqueeze(-2)
+    if rb == 1:
+        right = right.unsqueeze(-1)
+    rank = max(ra, rb, 2)
+    if pa is not None:
+        for _ in range(rank - max(ra, 2)):
+            left = left.unsqueeze(1)
+    if pb is not None:
+        for _ in range(rank - max(rb, 2)):
+            right = right.unsqueeze(1)
+    out = blas.Matmul.apply(left, right)
+    if rb == 1:
+        out = out.squeeze(-1)
+    if ra == 1:
+        out = out.squeeze(-2)
+    return wrap(out, 0, level)
+
+
+@register(Linear)
+def _linear(x, weight, bias=None):
+    level = _level((x, weight, bias))
+    if type(x) is BatchedTensor and x._level == level and _level((weight, bias)) < level:
+        return wrap(Linear.apply(_front(x, level), weight, bias), 0, level)  # one GEMM over batch * rows
+    out = blas.Matmul.apply(x, weight.transpose(-1, -2))
+    return out if bias is None else out + bias
+
+
+# losses over class indices ------------------------------------------------------------------------
+def _class_loss(op):
+    """nll_loss / cross_entropy: the batch folds into the loss's own batch dim (reduction 'none'); sum and
+    mean (divided by each sample's summed class weights, as PyTorch) are then taken per sample."""
+
+    def rule(x, target, weight, ignore_index, reduction_name, *extra):
+        level = _level((x, target, weight))
+        if type(weight) is BatchedTensor and weight._level == level:
+            return loop_fallback(op, (x, target, weight, ignore_index, reduction_name) + extra, {})
+        size = _size((x, target), level)
+        px, pt = _front_or_expand(x, level, size), _front_or_expand(target, level, size)
+        rows = px.shape[1]
+        flat_x = px.reshape((size * rows,) + tuple(px.shape[2:]))
+        flat_t = pt.reshape((size * rows,) + tuple(pt.shape[2:]))
+        loss = op.apply(flat_x, flat_t, weight, ignore_index, "none", *extra)
+        loss = loss.reshape((size, rows) + tuple(loss.shape[1:]))
+        if reduction_name == "none":
+            return wrap(loss, 0, level)
+        dims = tuple(range(1, loss.dim()))
+        total = reduction.Sum.apply(loss, dims, False, None)
+        if reduction_name == "sum":
+            return wrap(total, 0, level)
+        valid = pt != ignore_index
+        if weight is None:
+            weights = valid.to(loss.dtype)
+        else:
+            classes = pt.masked_fill(~valid, 0)
+            weights = weight.index_select(0, classes.reshape(-1)).reshape(tuple(pt.shape)) * valid
+        return wrap(total / reduction.Sum.apply(weights, dims, False, None), 0, level)
+
+    register(op)(rule)
+
+
+_class_loss(NllLoss)
+_class_loss(CrossEntropy)
