@@ -7,7 +7,6 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .engine import run_backward
 
-
 # autograd.grad of tensors some of which are vmap's BatchedTensors (kind "batched"): set by minitorch.func,
 # which unwraps them to the plain tensors the graph was recorded on (minitorch/func/batched_autograd.py)
 NON_DENSE_GRAD: dict = {}

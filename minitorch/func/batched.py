@@ -32,15 +32,23 @@ _NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
 class LogicalArray:
     """The geometry of one sample of a batched tensor, standing where a tensor keeps its array."""
 
-    __slots__ = ("shape", "strides", "ndim", "size", "dtype")
+    __slots__ = ("shape", "strides", "ndim", "size", "dtype", "_batch")
 
     def __init__(self, value_array, bdim: int):
+        self._batch = value_array
         shape, strides = value_array.shape, value_array.strides
         self.shape = shape[:bdim] + shape[bdim + 1:]
         self.strides = strides[:bdim] + strides[bdim + 1:]
         self.ndim = len(self.shape)
         self.size = math.prod(self.shape)
         self.dtype = value_array.dtype
+
+    def min(self):
+        """The smallest value over every sample (the bounds checks of index arguments read it)."""
+        return self._batch.min()
+
+    def max(self):
+        return self._batch.max()
 
     def __getattr__(self, name):
         raise RuntimeError(f"vmap: code read the data of a batched tensor directly (array attribute {name!r}) "

@@ -16,7 +16,11 @@ from .._geometry import view_strides
 from ..nn.functional.activation import LogSoftmax, Softmax
 from ..nn.functional.linear import Linear
 from ..nn.functional.loss import CrossEntropy, NllLoss
-from ..ops import blas, conversion, reduction, views
+from ..nn.functional.dropout import Dropout
+from ..nn.functional.normalization import Normalize
+from ..nn.functional.padding import ConstantPad
+from ..nn.functional.sparse import Embedding, OneHot
+from ..ops import blas, conversion, reduction, shape, sorting, views
 from ..ops.concat import Cat
 from ..ops.indexing import AdvancedIndex, Gather, IndexSelect
 from ..ops.op import NON_DENSE_FALLBACKS, register_non_dense
@@ -244,6 +248,34 @@ def _to_copy(x, **params):
     return wrap(conversion.ToCopy.apply(_front(x, x._level), **params), 0, x._level)
 
 
+@register(ConstantPad)
+def _constant_pad(x, pads, value):
+    return wrap(ConstantPad.apply(_front(x, x._level), ((0, 0),) + tuple(pads), value), 0, x._level)
+
+
+@register(shape.Triangle)
+def _triangle(x, diagonal, upper):
+    return wrap(shape.Triangle.apply(_front(x, x._level), diagonal, upper), 0, x._level)
+
+
+@register(OneHot)
+def _one_hot(x, num_classes):
+    return wrap(OneHot.apply(_front(x, x._level), num_classes), 0, x._level)
+
+
+@register(Embedding)
+def _embedding(weight, indices, *params):
+    level = _level((weight, indices))
+    if type(weight) is BatchedTensor and weight._level == level:
+        return loop_fallback(Embedding, (weight, indices) + params, {})
+    return wrap(Embedding.apply(weight, _front(indices, level), *params), 0, level)
+
+
+@register(Dropout)
+def _dropout(*args, **params):
+    return elementwise(Dropout, args, params)
+
+
 # indexing -----------------------------------------------------------------------------------------
 @register(AdvancedIndex)
 def _advanced_index(x, index):
@@ -289,12 +321,26 @@ def _dim_rule(op, dim_at: int):
     register(op)(rule)
 
 
-for _op in (reduction.Sum, reduction.Mean, reduction.Extremum, reduction.Var):
+for _op in (reduction.Sum, reduction.Mean, reduction.Extremum, reduction.Var, reduction.Logsumexp, reduction.All,
+            reduction.Any, reduction.CountNonzero, Normalize):
     _dims_rule(_op, 0)
 _dims_rule(reduction.Norm, 1)
 for _op in (reduction.Cumsum, reduction.ReverseCumsum, reduction.Cumprod, reduction.CumExtremum,
-            reduction.Logcumsumexp, reduction.ExtremumAlongDim, Softmax, LogSoftmax):
+            reduction.Logcumsumexp, reduction.ExtremumAlongDim, sorting.Sort, sorting.MedianAlongDim, sorting.Mode,
+            Softmax, LogSoftmax):
     _dim_rule(_op, 0)
+for _op in (sorting.Topk, sorting.Kthvalue):
+    _dim_rule(_op, 1)
+
+
+@register(shape.Flip)
+def _flip(x, dims):
+    return wrap(shape.Flip.apply(_front(x, x._level), dims=_shift(dims)), 0, x._level)
+
+
+@register(shape.Roll)
+def _roll(x, shifts, dims):
+    return wrap(shape.Roll.apply(_front(x, x._level), shifts=shifts, dims=_shift(dims)), 0, x._level)
 
 
 def _flattened(x, dim, keepdim):
@@ -347,7 +393,7 @@ def _matmul(a, b):
     if rb == 1:
         out = out.squeeze(-1)
     if ra == 1:
-        out = out.squeeze(-2)
+        out = out.squeeze(-1 if rb == 1 else -2)
     return wrap(out, 0, level)
 
 
@@ -358,6 +404,22 @@ def _linear(x, weight, bias=None):
         return wrap(Linear.apply(_front(x, level), weight, bias), 0, level)  # one GEMM over batch * rows
     out = blas.Matmul.apply(x, weight.transpose(-1, -2))
     return out if bias is None else out + bias
+
+
+@register(blas.Einsum)
+def _einsum(*operands, equation, layout=None):
+    """A new subscript for the batch, in front of each batched operand's and of the output's."""
+    level = _level(operands)
+    letter = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in equation)
+    inputs, output = equation.split("->")
+    subscripts, moved = [], []
+    for sub, t in zip(inputs.split(","), operands):
+        value = _front(t, level)
+        subscripts.append(sub if value is None else letter + sub)
+        moved.append(t if value is None else value)
+    new = ",".join(subscripts) + "->" + letter + output
+    layout = None if layout is None else letter + layout
+    return wrap(blas.Einsum.apply(*moved, equation=new, layout=layout), 0, level)
 
 
 # losses over class indices ------------------------------------------------------------------------
