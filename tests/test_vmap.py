@@ -237,6 +237,22 @@ def test_batched_tensor_looks_like_one_sample():
     assert seen["text"].startswith("BatchedTensor(lvl=")
 
 
+def test_in_place_ops_write_into_the_batch():
+    x = r(4, 3)
+    y = x.clone()
+    out = vmap(lambda a: a.mul_(2).add_(1))(y)
+    assert_close(y, x * 2 + 1)
+    assert_close(out, x * 2 + 1)
+    z = x.t().clone()
+    vmap(lambda a, b: a.copy_(b), in_dims=(1, 0))(z, x.exp())
+    assert_close(z, x.exp().t())
+    w = x.clone()
+    vmap(lambda a: a.zero_())(w)
+    assert_close(w, torch.zeros_like(x))
+    with pytest.raises(RuntimeError, match="read directly"):
+        vmap(lambda a, u: u.add_(a), in_dims=(0, None))(x, r(3))
+
+
 def test_size_zero_batch():
     out = vmap(lambda a: a * 2 + a.sum())(r(0, 3))
     assert out.shape == (0, 3)

@@ -51,8 +51,9 @@ class LogicalArray:
         return self._batch.max()
 
     def __getattr__(self, name):
-        raise RuntimeError(f"vmap: code read the data of a batched tensor directly (array attribute {name!r}) "
-                           "instead of calling an op; minitorch has no batching rule for it")
+        raise RuntimeError(f"vmap: the data of a batched tensor was read directly (array attribute {name!r}): "
+                           "either a batched value written in place into an unbatched tensor (impossible under "
+                           "vmap, as in PyTorch: use out-of-place ops), or code minitorch has no batching rule for")
 
     def __array__(self, *args, **kwargs):
         raise RuntimeError("vmap: code converted a batched tensor to an array instead of calling an op; minitorch "

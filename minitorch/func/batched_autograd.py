@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..autograd import api, function
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops import inplace
 from ..tensor import Tensor
 from .batched import BatchedTensor, unwrap, wrap
 from .vmap import ACTIVE
@@ -240,8 +241,28 @@ def _generate(cls):
                 {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
+# in-place ops on a BatchedTensor -----------------------------------------------------------------
+def batched_inplace(self: BatchedTensor, fn, args: tuple, kwargs: dict, op_name: str) -> Tensor:
+    """``self.op_(...)``: the op out of place on the batch, copied into the plain tensor under ``self`` through
+    a view laid out batch-first (so views, version counters and autograd's in-place rules are the plain ones)."""
+    result = fn(self, *args, **kwargs)
+    levels = levels_of(self)
+    extra = [lv for lv in levels_of(result) if lv not in levels]
+    if extra:
+        raise RuntimeError(f"vmap: {op_name}(self, *extra_args) is not possible because there exists a Tensor "
+                           "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+                           "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+                           f"out-of-place operators instead of {op_name}.")
+    sizes = _sizes((self,))
+    target = canonical(self, levels, sizes)
+    source = canonical(result, levels, sizes) if isinstance(result, Tensor) else result
+    target.copy_(source)
+    return self
+
+
 api.NON_DENSE_GRAD[KIND] = batched_grad  # the batched paths, hooked into autograd once
 function.NON_DENSE_APPLY[KIND] = function_apply
+inplace.NON_DENSE_INPLACE[KIND] = batched_inplace
 
 
 __all__ = ["VmapInfo", "in_vmap"]

@@ -14,9 +14,9 @@ from __future__ import annotations
 from .. import _dtype
 from .._geometry import view_strides
 from ..nn.functional.activation import LogSoftmax, Softmax
+from ..nn.functional.dropout import Dropout
 from ..nn.functional.linear import Linear
 from ..nn.functional.loss import CrossEntropy, NllLoss
-from ..nn.functional.dropout import Dropout
 from ..nn.functional.normalization import Normalize
 from ..nn.functional.padding import ConstantPad
 from ..nn.functional.sparse import Embedding, OneHot
