@@ -43,6 +43,7 @@ def r(*shape):
 torch.manual_seed(0)
 X, Y, V, M = r(4, 3, 5), r(4, 3, 5), r(4, 5), r(5, 2)
 LABELS = torch.randint(0, 5, (4, 3))
+IMAGES = r(4, 2, 3, 6, 6)
 
 OPS = {
     # elementwise, broadcasting, scalars, promotion
@@ -106,6 +107,10 @@ OPS = {
     "one_hot_embedding": (lambda t, w: F.one_hot(t, 5).double() @ w + F.embedding(t, w), (LABELS, r(5, 5)),
                           (0, None)),
     "einsum": (lambda a, b, m: torch.einsum("ij,kj,jl->ikl", a, b, m), (X, Y, M), (0, 0, None)),
+    "conv2d": (lambda a, w: F.conv2d(a, w, padding=1), (IMAGES, r(2, 3, 3, 3)), (0, None)),
+    "conv2d_batched_weight": (lambda a, w, b: F.conv2d(a, w, b, groups=1), (IMAGES, r(4, 2, 3, 3, 3), r(4, 2))),
+    "conv1d_grouped": (lambda a, w: F.conv1d(a[:, :2, 0], w, groups=2), (IMAGES, r(4, 4, 1, 3))),
+    "pooling": (lambda a: F.max_pool2d(a, 2) + F.avg_pool2d(a, 2) + F.adaptive_avg_pool2d(a, 3), (IMAGES,)),
     "dropout_eval": (lambda a: F.dropout(a, 0.5, training=False), (X,)),
     "index_select": (lambda a: a.index_select(1, torch.tensor([4, 1])), (X,)),
     "cat_stack": (lambda a, b: torch.cat([a, b], 1) + torch.stack([a, b]).sum(0).repeat(1, 2), (X, Y)),

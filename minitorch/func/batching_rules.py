@@ -11,14 +11,18 @@ and their names are recorded (``vmap_fallback_ops``); docs/func.md lists them.
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import _dtype
 from .._geometry import view_strides
 from ..nn.functional.activation import LogSoftmax, Softmax
+from ..nn.functional.conv import Conv
 from ..nn.functional.dropout import Dropout
 from ..nn.functional.linear import Linear
 from ..nn.functional.loss import CrossEntropy, NllLoss
 from ..nn.functional.normalization import Normalize
 from ..nn.functional.padding import ConstantPad
+from ..nn.functional.pooling import AlongDim, MaxPool, WindowSum
 from ..nn.functional.sparse import Embedding, OneHot
 from ..ops import blas, conversion, reduction, shape, sorting, views
 from ..ops.concat import Cat
@@ -420,6 +424,46 @@ def _einsum(*operands, equation, layout=None):
     new = ",".join(subscripts) + "->" + letter + output
     layout = None if layout is None else letter + layout
     return wrap(blas.Einsum.apply(*moved, equation=new, layout=layout), 0, level)
+
+
+@register(Conv)
+def _conv(x, weight, bias, geometry):
+    """The batch folds into the images (N) when only they are batched; a batched weight (per-sample gradients)
+    becomes B groups of a grouped convolution over the batch's channels stacked."""
+    level = _level((x, weight, bias))
+    size = _size((x, weight, bias), level)
+    px = _front_or_expand(x, level, size)
+    n, c, spatial = px.shape[1], px.shape[2], tuple(px.shape[3:])
+    if _level((weight, bias)) < level:
+        out = Conv.apply(px.reshape((size * n, c) + spatial), weight, bias, geometry)
+        return wrap(out.reshape((size, n) + tuple(out.shape[1:])), 0, level)
+    pw = _front_or_expand(weight, level, size)
+    o = pw.shape[1]
+    stacked_x = px.movedim(0, 1).reshape((n, size * c) + spatial)
+    stacked_w = pw.reshape((size * o,) + tuple(pw.shape[2:]))
+    stacked_b = None if bias is None else _front_or_expand(bias, level, size).reshape(size * o)
+    grouped = dataclasses.replace(geometry, groups=geometry.groups * size)
+    out = Conv.apply(stacked_x, stacked_w, stacked_b, grouped)
+    return wrap(out.reshape((n, size, o) + tuple(out.shape[2:])).movedim(1, 0), 0, level)
+
+
+def _fold_rule(op):
+    """Ops on (N, C, *spatial) images, each image alone (pooling): the batch folds into N."""
+
+    def rule(x, *params):
+        value = _front(x, x._level)
+        size, rest = value.shape[0], tuple(value.shape[2:])
+        out = op.apply(value.reshape((size * value.shape[1],) + rest), *params)
+        outs = out if type(out) is tuple else (out,)
+        unfolded = tuple(wrap(o.reshape((size, -1) + tuple(o.shape[1:])), 0, x._level) for o in outs)
+        return unfolded if type(out) is tuple else unfolded[0]
+
+    register(op)(rule)
+
+
+_fold_rule(MaxPool)
+_fold_rule(WindowSum)
+_dim_rule(AlongDim, 0)
 
 
 # losses over class indices ------------------------------------------------------------------------
