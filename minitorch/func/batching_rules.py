@@ -19,15 +19,16 @@ from ..nn.functional.activation import LogSoftmax, Softmax
 from ..nn.functional.conv import Conv
 from ..nn.functional.dropout import Dropout
 from ..nn.functional.linear import Linear
-from ..nn.functional.loss import CrossEntropy, NllLoss
-from ..nn.functional.normalization import Normalize
+from ..nn.functional.loss import BinaryCrossEntropy, CrossEntropy, NllLoss
+from ..nn.functional.normalization import NativeAffine, Normalize
 from ..nn.functional.padding import ConstantPad
 from ..nn.functional.pooling import AlongDim, MaxPool, WindowSum
 from ..nn.functional.sparse import Embedding, OneHot
 from ..ops import blas, conversion, reduction, shape, sorting, views
 from ..ops.concat import Cat
 from ..ops.indexing import AdvancedIndex, Gather, IndexSelect
-from ..ops.op import NON_DENSE_FALLBACKS, register_non_dense
+from ..ops.inplace import Copy
+from ..ops.op import NON_DENSE_FALLBACKS, NON_DENSE_IMPLEMENTATIONS, Op, register_non_dense
 from ..ops.promotion import Elementwise
 from ..ops.shape import stack
 from ..tensor import Tensor
@@ -108,6 +109,28 @@ def loop_fallback(op, args, params):
 def vmap_fallback_ops() -> list[str]:
     """The names of the ops that have run through vmap's loop fallback in this process (no batching rule)."""
     return sorted(_FALLBACK_USED)
+
+
+def ops_without_rule() -> list[str]:
+    """Every Op class (``module.Class``) with no batching rule: under vmap each runs through the loop fallback
+    (docs/func.md lists them; a test keeps that list equal to this one). Sparse and quantized kernels are left
+    out: vmap does not take those layouts."""
+    seen, pending = set(), [Op]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                pending.append(sub)
+    names = []
+    for op in seen:
+        module = op.__module__.removeprefix("minitorch.")
+        # bases, never applied themselves
+        abstract = op is views.ViewOp or (op.forward is Op.forward and not issubclass(op, views.ViewOp))
+        if abstract or module.startswith(("sparse", "quantization")) or issubclass(op, Elementwise):
+            continue
+        if (op, KIND) not in NON_DENSE_IMPLEMENTATIONS:
+            names.append(f"{module}.{op.__name__}")
+    return sorted(names)
 
 
 # broadcasting elementwise ops ---------------------------------------------------------------------
@@ -278,6 +301,15 @@ def _embedding(weight, indices, *params):
 @register(Dropout)
 def _dropout(*args, **params):
     return elementwise(Dropout, args, params)
+
+
+def _broadcasting(op):
+    """Ops that are elementwise over broadcast operands without being Elementwise subclasses."""
+    register(op)(lambda *args, **params: elementwise(op, args, params))
+
+
+for _op in (Copy, NativeAffine, BinaryCrossEntropy):  # copy_/fill_/zero_, norms' affine step, BCE per element
+    _broadcasting(_op)
 
 
 # indexing -----------------------------------------------------------------------------------------
