@@ -6,11 +6,15 @@ Each op in OPS is also checked to run through its batching rule, not the loop fa
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 import minitorch as torch
 import minitorch.nn.functional as F
 from minitorch.func import grad, vmap, vmap_fallback_ops
+from minitorch.func.batching_rules import ops_without_rule
 from minitorch.testing import assert_close
 
 
@@ -266,6 +270,13 @@ def test_size_zero_batch():
     assert out.shape == (0, 3)
 
 
+def test_docs_list_every_op_without_a_rule():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "func.md").read_text()
+    section = text[text.index("### The loop fallback"):text.index("### Randomness")]
+    listed = set(re.findall(r"`((?:ops|nn|fft|linalg)\.[\w.]+)`", section))
+    assert listed == set(ops_without_rule())
+
+
 def test_fallback_loop_for_an_op_without_rule():
     before = set(vmap_fallback_ops())
     x = r(4, 6)
@@ -373,7 +384,7 @@ class Double(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, x):
-        assert info.batch_size == 4
+        assert info.batch_size == 4 and info.randomness == "same"
         return Double.apply(x), in_dims[0]
 
 
@@ -405,8 +416,8 @@ def test_function_with_generated_rule_and_vmap_staticmethod():
     xs = r(4, 3)
     assert_close(vmap(Cube.apply)(xs), xs ** 3)
     assert_close(vmap(grad(lambda x: Cube.apply(x).sum()))(xs), 3 * xs ** 2)
-    assert_close(vmap(Double.apply, in_dims=1, out_dims=1)(xs.t().contiguous()), (xs * 2).t())
-    assert_close(vmap(grad(lambda x: Double.apply(x).sum()))(xs), torch.full_like(xs, 2.0))
+    assert_close(vmap(Double.apply, in_dims=1, out_dims=1, randomness="same")(xs.t().contiguous()), (xs * 2).t())
+    assert_close(vmap(grad(lambda x: Double.apply(x).sum()), randomness="same")(xs), torch.full_like(xs, 2.0))
 
 
 def test_function_without_vmap_support_raises_pytorchs_errors():

@@ -2,8 +2,8 @@
 
 ``grad``, ``grad_and_value``, ``vjp``, ``jacrev`` and ``hessian`` are reverse mode; ``jvp``, ``jacfwd``
 and ``linearize`` use the double-vjp trick until forward-mode AD exists (issue 17), and ``hessian`` is
-``jacrev(jacrev(f))`` where PyTorch composes ``jacfwd(jacrev(f))``. ``vmap`` is a loop over the mapped
-dimension with PyTorch's semantics; real batching rules per op are still to come (docs/func.md).
+``jacrev(jacrev(f))`` where PyTorch composes ``jacfwd(jacrev(f))``. ``vmap`` runs the function once on
+BatchedTensors, each op through a batching rule (a loop over the samples for ops without one, docs/func.md).
 """
 
 from __future__ import annotations

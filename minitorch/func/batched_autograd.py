@@ -18,7 +18,7 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops import inplace
 from ..tensor import Tensor
 from .batched import BatchedTensor, unwrap, wrap
-from .vmap import ACTIVE
+from .vmap import ACTIVE, RANDOMNESS
 
 KIND = "batched"
 
@@ -167,7 +167,7 @@ def function_apply(cls, args: tuple, kwargs: dict):
                            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
                            "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
     values, in_dims = zip(*[unwrap(a, level) for a in args])
-    output, out_dims = cls.vmap(VmapInfo(size), in_dims, *values)
+    output, out_dims = cls.vmap(VmapInfo(size, RANDOMNESS.get(level, "error")), in_dims, *values)
     if isinstance(output, tuple):
         dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(output)
         if len(dims) != len(output):

@@ -27,8 +27,9 @@ from .batched import BatchedTensor, unwrap, wrap
 
 __all__ = ["vmap"]
 
-# (level, batch size) of the vmaps running now, outermost first
+# (level, batch size) of the vmaps running now, outermost first; each level's randomness flag
 ACTIVE: list[tuple[int, int]] = []
+RANDOMNESS: dict[int, str] = {}
 _LEVELS = [0]  # the last level handed out
 
 
@@ -114,16 +115,18 @@ def _unwrap_output(func, out_dims, x, out_dim, level: int, size: int):
     return value.movedim(bdim, out_dim)
 
 
-def _run_batched(func, out_dims, flat_args, flat_in_dims, spec, kwargs, size):
+def _run_batched(func, out_dims, randomness, flat_args, flat_in_dims, spec, kwargs, size):
     """``func`` called once on the wrapped inputs at a new level; the outputs unwrapped."""
     _LEVELS[0] += 1
     level = _LEVELS[0]
     ACTIVE.append((level, size))
+    RANDOMNESS[level] = randomness
     try:
         inputs = [a if d is None else wrap(a, d, level) for a, d in zip(flat_args, flat_in_dims)]
         output = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
         ACTIVE.pop()
+        del RANDOMNESS[level]
     leaves, out_spec = tree_flatten(output)
     flat_out_dims = _flat_out_dims(func, out_dims, output, out_spec)
     return tree_unflatten([_unwrap_output(func, out_dims, x, d, level, size)
@@ -159,7 +162,7 @@ def _run_loop(func, out_dims, flat_args, flat_in_dims, spec, kwargs, size):
 
 def _run(func, out_dims, randomness, flat_args, flat_in_dims, spec, kwargs, size):
     state = get_rng_state()
-    result = _run_batched(func, out_dims, flat_args, flat_in_dims, spec, kwargs, size)
+    result = _run_batched(func, out_dims, randomness, flat_args, flat_in_dims, spec, kwargs, size)
     if randomness == "same" or equal(get_rng_state(), state):
         return result
     set_rng_state(state)
