@@ -340,6 +340,26 @@ def test_nested_vmap_of_grad_and_hessian_like():
     assert_close(gg, 6 * xs[0])
 
 
+@pytest.mark.parametrize("transform", ["jacrev", "hessian", "vjp", "jvp", "jacfwd"])
+def test_vmap_of_other_transforms_matches_a_loop(transform):
+    f = lambda a: a.sin() * a.sum()  # noqa: E731
+    per_sample = {
+        "jacrev": lambda a, v: torch.func.jacrev(f)(a),
+        "hessian": lambda a, v: torch.func.hessian(lambda z: f(z).sum())(a),
+        "vjp": lambda a, v: torch.func.vjp(f, a)[1](v)[0],
+        "jvp": lambda a, v: torch.func.jvp(f, (a,), (v,))[1],
+        "jacfwd": lambda a, v: torch.func.jacfwd(f)(a),
+    }[transform]
+    xs = r(4, 3)
+    _check(per_sample, xs, xs.cos())
+
+
+def test_zeros_like_of_a_batched_tensor_is_batched():
+    seen = []
+    vmap(lambda a: seen.append(torch.zeros_like(a, requires_grad=True)) or a)(X)
+    assert type(seen[0]).__name__ == "BatchedTensor" and seen[0].shape == X.shape[1:] and seen[0].requires_grad
+
+
 def test_autograd_grad_inside_vmap():
     def f(x):
         x = x.detach().requires_grad_(False)

@@ -13,6 +13,7 @@ per-sample gradient. An input the outputs are batched over but which is itself u
 
 from __future__ import annotations
 
+from .. import creation
 from ..autograd import api, function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops import inplace
@@ -260,9 +261,17 @@ def batched_inplace(self: BatchedTensor, fn, args: tuple, kwargs: dict, op_name:
     return self
 
 
+def batched_like(input: BatchedTensor, factory) -> Tensor:
+    """``zeros_like(x)`` and friends of a batched ``x``: the factory on the plain tensor under it, wrapped the
+    same way (PyTorch's are batched too; a requires_grad result is a per-sample leaf)."""
+    plain, chain = _chain(input)
+    return _rewrap(factory(plain), chain)
+
+
 api.NON_DENSE_GRAD[KIND] = batched_grad  # the batched paths, hooked into autograd once
 function.NON_DENSE_APPLY[KIND] = function_apply
 inplace.NON_DENSE_INPLACE[KIND] = batched_inplace
+creation.LIKE_IMPLEMENTATIONS[KIND] = batched_like
 
 
 __all__ = ["VmapInfo", "in_vmap"]

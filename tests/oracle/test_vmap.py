@@ -123,6 +123,19 @@ def test_per_sample_gradients_match_torch_func():
     assert_same(run(minitorch), run(torch))
 
 
+def test_vmap_of_transforms_matches_torch():
+    def run(t):
+        f = lambda a: a.sin() * a.sum()  # noqa: E731
+        x, v = T(t, X[:, 0]), T(t, Y[:, 0])
+        F = t.func
+        return (F.vmap(F.jacrev(f))(x), F.vmap(F.hessian(lambda z: f(z).sum()))(x),
+                F.vmap(lambda a, c: F.vjp(f, a)[1](c)[0])(x, v), F.vmap(lambda a, c: F.jvp(f, (a,), (c,))[1])(x, v),
+                F.vmap(F.jacfwd(f))(x), F.jacrev(F.vmap(f))(x),
+                F.grad(lambda z: F.vmap(F.grad(lambda a: (a ** 3).sum()))(z).sum())(x))
+
+    assert_same(run(minitorch), run(torch))
+
+
 def test_custom_function_vmap_rules_match_torch():
     def classes(t):
         class Cube(t.autograd.Function):
