@@ -120,6 +120,10 @@ OPS = {
     "pooling": (lambda a: F.max_pool2d(a, 2) + F.avg_pool2d(a, 2) + F.adaptive_avg_pool2d(a, 3), (IMAGES,)),
     "dropout_eval": (lambda a: F.dropout(a, 0.5, training=False), (X,)),
     "index_select": (lambda a: a.index_select(1, torch.tensor([4, 1])), (X,)),
+    "gather_batched_index": (lambda a, i: a.gather(1, i.unsqueeze(1)) + torch.take_along_dim(a, i.unsqueeze(1), 1),
+                             (X, LABELS)),
+    "lookup_batched_index": (lambda i, w: w[i] + F.embedding(i, w), (LABELS, r(5, 5)), (0, None)),
+    "index_batched_both": (lambda a, i: a[i], (X, LABELS % 3)),
     "cat_stack": (lambda a, b: torch.cat([a, b], 1) + torch.stack([a, b]).sum(0).repeat(1, 2), (X, Y)),
     "cat_unbatched": (lambda a: torch.cat([a, torch.ones(1, 5, dtype=torch.float64)]), (X,)),
     "clone_contiguous": (lambda a: a.t().contiguous().clone(), (X,)),
@@ -268,6 +272,12 @@ def test_in_place_ops_write_into_the_batch():
 def test_size_zero_batch():
     out = vmap(lambda a: a * 2 + a.sum())(r(0, 3))
     assert out.shape == (0, 3)
+
+
+def test_indexing_with_batched_indices_that_takes_the_loop():
+    before = set(vmap_fallback_ops())
+    _check(lambda a, i: a[:, i], X, LABELS, rule=False)
+    assert "AdvancedIndex" in set(vmap_fallback_ops()) - before or "AdvancedIndex" in before
 
 
 def test_docs_list_every_op_without_a_rule():

@@ -15,6 +15,7 @@ import dataclasses
 
 from .. import _dtype
 from .._geometry import view_strides
+from ..creation import arange
 from ..nn.functional.activation import LogSoftmax, Softmax
 from ..nn.functional.conv import Conv
 from ..nn.functional.dropout import Dropout
@@ -26,7 +27,7 @@ from ..nn.functional.pooling import AlongDim, MaxPool, WindowSum
 from ..nn.functional.sparse import Embedding, OneHot
 from ..ops import blas, conversion, reduction, shape, sorting, views
 from ..ops.concat import Cat
-from ..ops.indexing import AdvancedIndex, Gather, IndexSelect
+from ..ops.indexing import NON_DENSE_INDEX, AdvancedIndex, Gather, IndexSelect
 from ..ops.inplace import Copy
 from ..ops.op import NON_DENSE_FALLBACKS, NON_DENSE_IMPLEMENTATIONS, Op, register_non_dense
 from ..ops.promotion import Elementwise
@@ -319,6 +320,32 @@ def _advanced_index(x, index):
     if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):  # separated index arrays go first: per sample
         return loop_fallback(AdvancedIndex, (x,), {"index": index})
     return wrap(AdvancedIndex.apply(_front(x, x._level), index=(slice(None),) + tuple(index)), 0, x._level)
+
+
+def batched_index(x, items: list):
+    """``x[items]`` where an index tensor is batched. One index tensor on the first dim (``table[idx]``, the
+    lookup of per-sample indices) is one advanced index on the batch: ``x[idx]`` for an unbatched ``x``,
+    ``x[arange(B), idx]`` for a batched one. Other mixes of batched indices run per sample (the loop fallback)."""
+    level = _level([x] + items)
+    size = _size([x] + items, level)
+    tensors = [i for i in items if isinstance(i, Tensor)]
+    if len(items) == 1 and not tensors[0].dtype.is_floating_point and tensors[0].dtype.name not in ("bool", "uint8"):
+        index = _front_or_expand(items[0], level, size)
+        value = _front(x, level)
+        if value is None:
+            return wrap(x[index], 0, level)
+        rows = arange(size, device=index.device).reshape((size,) + (1,) * (index.dim() - 1))
+        return wrap(value[rows, index], 0, level)
+    _FALLBACK_USED.add("AdvancedIndex")
+    results = []
+    for b in range(size):
+        pick = [i._value.select(i._bdim, b) if type(i) is BatchedTensor and i._level == level else i for i in items]
+        sample = x._value.select(x._bdim, b) if type(x) is BatchedTensor and x._level == level else x
+        results.append(sample[tuple(pick)])
+    return wrap(stack(results), 0, level)
+
+
+NON_DENSE_INDEX[KIND] = batched_index
 
 
 @register(Gather)

@@ -219,6 +219,11 @@ def broadcast_shapes_of(op: str, shapes) -> tuple:
     return tuple(result)
 
 
+# kind -> function(input, items): ``input[items]`` where an index tensor is of that kind (vmap's BatchedTensors:
+# per-sample indices, minitorch/func/batching_rules.py)
+NON_DENSE_INDEX: dict = {}
+
+
 def advanced_getitem(input: Tensor, index) -> Tensor:
     """``input[index]`` with integer/bool tensors or lists among the index items (PyTorch semantics).
 
@@ -227,6 +232,9 @@ def advanced_getitem(input: Tensor, index) -> Tensor:
     coordinates. The index tensors broadcast together; their result dims replace the indexed dims
     when those are adjacent, and go first otherwise (numpy's rule)."""
     items = _index_items(index, input.device)
+    for item in items:
+        if isinstance(item, Tensor) and not item._dense and item._kind in NON_DENSE_INDEX:
+            return NON_DENSE_INDEX[item._kind](input, items)
     ndim = input.dim()
     consumed = sum(_consumed_dims(item) for item in items)
     ellipses = [i for i, item in enumerate(items) if item is Ellipsis]  # identity: Tensor == is elementwise
