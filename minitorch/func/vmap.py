@@ -16,10 +16,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ..ops.comparison import equal
 from ..ops.concat import cat
 from ..ops.shape import stack
-from ..random import get_rng_state, set_rng_state
+from ..random import default_generator, get_rng_state, set_rng_state
 from ..tensor import Tensor
 from . import batching_rules  # noqa: F401 - registers the rules
 from ._pytree import broadcast_prefix, spec_str, tree_flatten, tree_unflatten
@@ -161,9 +160,11 @@ def _run_loop(func, out_dims, flat_args, flat_in_dims, spec, kwargs, size):
 
 
 def _run(func, out_dims, randomness, flat_args, flat_in_dims, spec, kwargs, size):
-    state = get_rng_state()
+    if randomness == "same":
+        return _run_batched(func, out_dims, randomness, flat_args, flat_in_dims, spec, kwargs, size)
+    state, marker = get_rng_state(), default_generator._draws_marker()
     result = _run_batched(func, out_dims, randomness, flat_args, flat_in_dims, spec, kwargs, size)
-    if randomness == "same" or equal(get_rng_state(), state):
+    if default_generator._draws_marker() == marker:
         return result
     set_rng_state(state)
     if randomness == "error":
