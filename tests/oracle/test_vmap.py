@@ -209,3 +209,43 @@ def test_errors_match_torch(name):
         except Exception as error:  # noqa: BLE001 - the exception types are compared
             outcome.append(type(error))
     assert outcome[0] is not None and outcome[0] is outcome[1], outcome
+
+
+def test_generated_rule_with_two_outputs_a_non_tensor_argument_and_outer_autograd_matches_torch():
+    def run(t):
+        class Split(t.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x, k):
+                return x[:k] * 2, x[k:].exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(output[1])
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                (e,) = ctx.saved_tensors
+                return t.cat([g1 * 2, g2 * e]), None
+
+        class Both(Split):
+            @staticmethod
+            def vmap(info, in_dims, x, k):
+                return Split.apply(x, k), (in_dims[0], in_dims[0])
+
+        x = T(t, X[:, 0, :4])
+        pieces = t.func.vmap(Split.apply, in_dims=(0, None))(x, 1)
+        per_sample = t.func.vmap(t.func.grad(lambda z: sum(o.sum() for o in Split.apply(z, 2))))(x)
+        w = x[0].clone().requires_grad_()
+        t.func.vmap(lambda z: Split.apply(z * w, 1)[1].sum())(x).sum().backward()
+        try:
+            t.func.vmap(Both.apply, in_dims=(0, None))(x, 1)
+            error = None
+        except RuntimeError as e:
+            error = str(e)
+        return pieces, per_sample, w.grad, error
+
+    ours, theirs = run(minitorch), run(torch)
+    assert_same(ours[:3], theirs[:3])
+    assert ours[3] == theirs[3]
