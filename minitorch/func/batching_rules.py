@@ -6,25 +6,15 @@ the values: nested vmap is recursion), moves that level's batch dim to the front
 shifts the op's dim arguments by one (or pads ranks for broadcasting), calls the op once, and wraps the
 result with the batch dim at 0. Whole op families share a rule: every broadcasting ``Elementwise`` op,
 every reduction over a dims tuple. Ops with no rule take ``loop_fallback`` (one call per sample, stacked),
-and their names are recorded (``vmap_fallback_ops``); docs/func.md lists them.
+and their names are recorded (``vmap_fallback_ops``); docs/func.md lists them. The rules of the ops under
+``torch.nn.functional`` (linear, conv, pooling, losses, softmax, norms) are in nn_batching_rules.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 from .. import _dtype
 from .._geometry import view_strides
 from ..creation import arange
-from ..nn.functional.activation import LogSoftmax, Softmax
-from ..nn.functional.conv import Conv
-from ..nn.functional.dropout import Dropout
-from ..nn.functional.linear import Linear
-from ..nn.functional.loss import BinaryCrossEntropy, CrossEntropy, NllLoss
-from ..nn.functional.normalization import NativeAffine, Normalize
-from ..nn.functional.padding import ConstantPad
-from ..nn.functional.pooling import AlongDim, MaxPool, WindowSum
-from ..nn.functional.sparse import Embedding, OneHot
 from ..ops import blas, conversion, reduction, shape, sorting, views
 from ..ops.concat import Cat
 from ..ops.indexing import NON_DENSE_INDEX, AdvancedIndex, Gather, IndexSelect
@@ -40,18 +30,18 @@ _FALLBACK_USED: set = set()
 
 
 # helpers ------------------------------------------------------------------------------------------
-def _level(args) -> int:
+def innermost_level(args) -> int:
     return max((a._level for a in args if type(a) is BatchedTensor), default=0)
 
 
-def _size(args, level: int) -> int:
+def batch_size(args, level: int) -> int:
     for a in args:
         if type(a) is BatchedTensor and a._level == level:
             return a._value.shape[a._bdim]
     raise AssertionError("no argument is batched at this level")
 
 
-def _front(x, level: int):
+def front(x, level: int):
     """``x``'s value with the batch dim of ``level`` first; None when ``x`` is not batched at ``level``."""
     if type(x) is BatchedTensor and x._level == level:
         value, bdim = x._value, x._bdim
@@ -59,15 +49,15 @@ def _front(x, level: int):
     return None
 
 
-def _front_or_expand(x, level: int, size: int):
+def front_or_expand(x, level: int, size: int):
     """``x``'s value with the batch dim first, an unbatched tensor expanded to the batch."""
-    value = _front(x, level)
+    value = front(x, level)
     if value is None:
         return x.unsqueeze(0).expand((size,) + tuple(x.shape))
     return value
 
 
-def _out(result, level: int):
+def wrap_result(result, level: int):
     if type(result) is tuple:
         return tuple(wrap(r, 0, level) for r in result)
     return wrap(result, 0, level)
@@ -84,7 +74,7 @@ def register(*ops):
     return decorate
 
 
-def _shift(dims) -> tuple:
+def shifted(dims) -> tuple:
     return tuple(d + 1 for d in dims)
 
 
@@ -92,8 +82,8 @@ def _shift(dims) -> tuple:
 def loop_fallback(op, args, params):
     """An op with no batching rule: called once per sample (select along each batch dim) and stacked.
     Correct for any op, at the cost of one call per sample; its name goes on ``vmap_fallback_ops()``."""
-    level = _level(args)
-    size = _size(args, level)
+    level = innermost_level(args)
+    size = batch_size(args, level)
     _FALLBACK_USED.add(op.__name__)
     if size == 0:
         raise RuntimeError(f"vmap: {op.__name__} has no batching rule, and its loop fallback cannot run over a "
@@ -156,11 +146,11 @@ def _logical_dtype_fix(args, moved: list, level: int) -> None:
 
 def elementwise(op, args, params):
     """Broadcasting ops: batch dims first, each batched operand padded to the largest logical rank."""
-    level = _level(args)
+    level = innermost_level(args)
     rank = max(a.dim() for a in args if isinstance(a, Tensor))
     moved = []
     for a in args:
-        value = _front(a, level)
+        value = front(a, level)
         if value is not None:
             for _ in range(rank - a.dim()):
                 value = value.unsqueeze(1)
@@ -168,7 +158,7 @@ def elementwise(op, args, params):
         else:
             moved.append(a)
     _logical_dtype_fix(args, moved, level)
-    return _out(op.apply(*moved, **params), level)
+    return wrap_result(op.apply(*moved, **params), level)
 
 
 def _dispatch(op, args, params):
@@ -185,7 +175,7 @@ NON_DENSE_FALLBACKS[KIND] = _dispatch
 @register(views.View)
 def _view(x, shape):
     level = x._level
-    value = _front(x, level)
+    value = front(x, level)
     physical = (value.shape[0],) + tuple(shape)
     if view_strides(tuple(value.shape), value.stride(), physical) is not None:
         return wrap(views.View.apply(value, physical), 0, level)
@@ -194,17 +184,17 @@ def _view(x, shape):
 
 @register(views.Permute)
 def _permute(x, dims):
-    return wrap(views.Permute.apply(_front(x, x._level), (0,) + _shift(dims)), 0, x._level)
+    return wrap(views.Permute.apply(front(x, x._level), (0,) + shifted(dims)), 0, x._level)
 
 
 @register(views.Transpose)
 def _transpose(x, dim0, dim1):
-    return wrap(views.Transpose.apply(_front(x, x._level), dim0 + 1, dim1 + 1), 0, x._level)
+    return wrap(views.Transpose.apply(front(x, x._level), dim0 + 1, dim1 + 1), 0, x._level)
 
 
 @register(views.Expand)
 def _expand(x, sizes):
-    value = _front(x, x._level)
+    value = front(x, x._level)
     for _ in range(len(sizes) - x.dim()):
         value = value.unsqueeze(1)
     return wrap(views.Expand.apply(value, (value.shape[0],) + tuple(sizes)), 0, x._level)
@@ -212,42 +202,42 @@ def _expand(x, sizes):
 
 @register(views.Squeeze)
 def _squeeze(x, dims):
-    return wrap(views.Squeeze.apply(_front(x, x._level), _shift(dims)), 0, x._level)
+    return wrap(views.Squeeze.apply(front(x, x._level), shifted(dims)), 0, x._level)
 
 
 @register(views.Unsqueeze)
 def _unsqueeze(x, dim):
-    return wrap(views.Unsqueeze.apply(_front(x, x._level), dim + 1), 0, x._level)
+    return wrap(views.Unsqueeze.apply(front(x, x._level), dim + 1), 0, x._level)
 
 
 @register(views.Narrow)
 def _narrow(x, dim, start, length):
-    return wrap(views.Narrow.apply(_front(x, x._level), dim + 1, start, length), 0, x._level)
+    return wrap(views.Narrow.apply(front(x, x._level), dim + 1, start, length), 0, x._level)
 
 
 @register(views.Select)
 def _select(x, dim, index):
-    return wrap(views.Select.apply(_front(x, x._level), dim + 1, index), 0, x._level)
+    return wrap(views.Select.apply(front(x, x._level), dim + 1, index), 0, x._level)
 
 
 @register(views.Diagonal)
 def _diagonal(x, offset, dim1, dim2):
-    return wrap(views.Diagonal.apply(_front(x, x._level), offset, dim1 + 1, dim2 + 1), 0, x._level)
+    return wrap(views.Diagonal.apply(front(x, x._level), offset, dim1 + 1, dim2 + 1), 0, x._level)
 
 
 @register(views.Index)
 def _index(x, index):
-    return wrap(views.Index.apply(_front(x, x._level), (slice(None),) + tuple(index)), 0, x._level)
+    return wrap(views.Index.apply(front(x, x._level), (slice(None),) + tuple(index)), 0, x._level)
 
 
 @register(views.Unfold)
 def _unfold(x, dim, size, step):
-    return wrap(views.Unfold.apply(_front(x, x._level), dim + 1, size, step), 0, x._level)
+    return wrap(views.Unfold.apply(front(x, x._level), dim + 1, size, step), 0, x._level)
 
 
 @register(views.SplitViews)
 def _split(x, dim, sizes, squeeze, op_name):
-    return _out(views.SplitViews.apply(_front(x, x._level), dim + 1, sizes, squeeze, op_name), x._level)
+    return wrap_result(views.SplitViews.apply(front(x, x._level), dim + 1, sizes, squeeze, op_name), x._level)
 
 
 @register(views.AsStrided)
@@ -258,9 +248,9 @@ def _as_strided(x, *params):
 
 @register(Cat)
 def _cat(*tensors, dim, keep):
-    level = _level(tensors)
-    size = _size(tensors, level)
-    moved = [_front_or_expand(t, level, size) for t in tensors]
+    level = innermost_level(tensors)
+    size = batch_size(tensors, level)
+    moved = [front_or_expand(t, level, size) for t in tensors]
     return wrap(Cat.apply(*moved, dim=dim + 1, keep=keep), 0, level)
 
 
@@ -268,49 +258,26 @@ def _cat(*tensors, dim, keep):
 def _clone(x, order="K"):
     if type(order) is tuple:  # explicit strides (a memory format): per sample
         return loop_fallback(conversion.Clone, (x, order), {})
-    return wrap(conversion.Clone.apply(_front(x, x._level), order), 0, x._level)
+    return wrap(conversion.Clone.apply(front(x, x._level), order), 0, x._level)
 
 
 @register(conversion.ToCopy)
 def _to_copy(x, **params):
-    return wrap(conversion.ToCopy.apply(_front(x, x._level), **params), 0, x._level)
-
-
-@register(ConstantPad)
-def _constant_pad(x, pads, value):
-    return wrap(ConstantPad.apply(_front(x, x._level), ((0, 0),) + tuple(pads), value), 0, x._level)
+    return wrap(conversion.ToCopy.apply(front(x, x._level), **params), 0, x._level)
 
 
 @register(shape.Triangle)
 def _triangle(x, diagonal, upper):
-    return wrap(shape.Triangle.apply(_front(x, x._level), diagonal, upper), 0, x._level)
+    return wrap(shape.Triangle.apply(front(x, x._level), diagonal, upper), 0, x._level)
 
 
-@register(OneHot)
-def _one_hot(x, num_classes):
-    return wrap(OneHot.apply(_front(x, x._level), num_classes), 0, x._level)
-
-
-@register(Embedding)
-def _embedding(weight, indices, *params):
-    level = _level((weight, indices))
-    if type(weight) is BatchedTensor and weight._level == level:
-        return loop_fallback(Embedding, (weight, indices) + params, {})
-    return wrap(Embedding.apply(weight, _front(indices, level), *params), 0, level)
-
-
-@register(Dropout)
-def _dropout(*args, **params):
-    return elementwise(Dropout, args, params)
-
-
-def _broadcasting(op):
+def broadcasting(op):
     """Ops that are elementwise over broadcast operands without being Elementwise subclasses."""
     register(op)(lambda *args, **params: elementwise(op, args, params))
 
 
-for _op in (Copy, NativeAffine, BinaryCrossEntropy):  # copy_/fill_/zero_, norms' affine step, BCE per element
-    _broadcasting(_op)
+broadcasting(Copy)  # copy_/fill_/zero_: the source broadcast to the destination
+
 
 
 # indexing -----------------------------------------------------------------------------------------
@@ -319,19 +286,19 @@ def _advanced_index(x, index):
     arrays = [i for i, item in enumerate(index) if not isinstance(item, slice)]
     if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):  # separated index arrays go first: per sample
         return loop_fallback(AdvancedIndex, (x,), {"index": index})
-    return wrap(AdvancedIndex.apply(_front(x, x._level), index=(slice(None),) + tuple(index)), 0, x._level)
+    return wrap(AdvancedIndex.apply(front(x, x._level), index=(slice(None),) + tuple(index)), 0, x._level)
 
 
 def batched_index(x, items: list):
     """``x[items]`` where an index tensor is batched. One index tensor on the first dim (``table[idx]``, the
     lookup of per-sample indices) is one advanced index on the batch: ``x[idx]`` for an unbatched ``x``,
     ``x[arange(B), idx]`` for a batched one. Other mixes of batched indices run per sample (the loop fallback)."""
-    level = _level([x] + items)
-    size = _size([x] + items, level)
+    level = innermost_level([x] + items)
+    size = batch_size([x] + items, level)
     tensors = [i for i in items if isinstance(i, Tensor)]
     if len(items) == 1 and not tensors[0].dtype.is_floating_point and tensors[0].dtype.name not in ("bool", "uint8"):
-        index = _front_or_expand(items[0], level, size)
-        value = _front(x, level)
+        index = front_or_expand(items[0], level, size)
+        value = front(x, level)
         if value is None:
             return wrap(x[index], 0, level)
         rows = arange(size, device=index.device).reshape((size,) + (1,) * (index.dim() - 1))
@@ -350,65 +317,64 @@ NON_DENSE_INDEX[KIND] = batched_index
 
 @register(Gather)
 def _gather(x, index, dim):
-    level = _level((x, index))
-    size = _size((x, index), level)
-    return wrap(Gather.apply(_front_or_expand(x, level, size), _front_or_expand(index, level, size), dim + 1), 0,
+    level = innermost_level((x, index))
+    size = batch_size((x, index), level)
+    return wrap(Gather.apply(front_or_expand(x, level, size), front_or_expand(index, level, size), dim + 1), 0,
                 level)
 
 
 @register(IndexSelect)
 def _index_select(x, index, dim):
-    return wrap(IndexSelect.apply(_front(x, x._level), index=index, dim=dim + 1), 0, x._level)
+    return wrap(IndexSelect.apply(front(x, x._level), index=index, dim=dim + 1), 0, x._level)
 
 
 # reductions ---------------------------------------------------------------------------------------
-def _dims_rule(op, dims_at: int):
+def dims_rule(op, dims_at: int):
     """Ops whose argument ``dims_at`` (after the input) is a tuple of logical dims."""
 
     def rule(x, *params):
         params = list(params)
-        params[dims_at] = _shift(params[dims_at])
-        return _out(op.apply(_front(x, x._level), *params), x._level)
+        params[dims_at] = shifted(params[dims_at])
+        return wrap_result(op.apply(front(x, x._level), *params), x._level)
 
     register(op)(rule)
 
 
-def _dim_rule(op, dim_at: int):
+def dim_rule(op, dim_at: int):
     """Ops whose argument ``dim_at`` (after the input) is one non-negative logical dim."""
 
     def rule(x, *params):
         params = list(params)
         params[dim_at] += 1
-        return _out(op.apply(_front(x, x._level), *params), x._level)
+        return wrap_result(op.apply(front(x, x._level), *params), x._level)
 
     register(op)(rule)
 
 
 for _op in (reduction.Sum, reduction.Mean, reduction.Extremum, reduction.Var, reduction.Logsumexp, reduction.All,
-            reduction.Any, reduction.CountNonzero, Normalize):
-    _dims_rule(_op, 0)
-_dims_rule(reduction.Norm, 1)
+            reduction.Any, reduction.CountNonzero):
+    dims_rule(_op, 0)
+dims_rule(reduction.Norm, 1)
 for _op in (reduction.Cumsum, reduction.ReverseCumsum, reduction.Cumprod, reduction.CumExtremum,
-            reduction.Logcumsumexp, reduction.ExtremumAlongDim, sorting.Sort, sorting.MedianAlongDim, sorting.Mode,
-            Softmax, LogSoftmax):
-    _dim_rule(_op, 0)
+            reduction.Logcumsumexp, reduction.ExtremumAlongDim, sorting.Sort, sorting.MedianAlongDim, sorting.Mode):
+    dim_rule(_op, 0)
 for _op in (sorting.Topk, sorting.Kthvalue):
-    _dim_rule(_op, 1)
+    dim_rule(_op, 1)
 
 
 @register(shape.Flip)
 def _flip(x, dims):
-    return wrap(shape.Flip.apply(_front(x, x._level), dims=_shift(dims)), 0, x._level)
+    return wrap(shape.Flip.apply(front(x, x._level), dims=shifted(dims)), 0, x._level)
 
 
 @register(shape.Roll)
 def _roll(x, shifts, dims):
-    return wrap(shape.Roll.apply(_front(x, x._level), shifts=shifts, dims=_shift(dims)), 0, x._level)
+    return wrap(shape.Roll.apply(front(x, x._level), shifts=shifts, dims=shifted(dims)), 0, x._level)
 
 
 def _flattened(x, dim, keepdim):
     """``(value, dim, keepdim, shape after)`` for a reduction whose ``dim=None`` means "all, flattened"."""
-    value = _front(x, x._level)
+    value = front(x, x._level)
     if dim is not None:
         return value, dim + 1, keepdim, None
     size = value.shape[0]
@@ -434,9 +400,9 @@ def _arg_extremum(x, dim, keepdim, largest):
 def _matmul(a, b):
     """matmul's 1-D/2-D/N-D cases with a batch dim on either side: vectors become matrices, the batched
     operands get their batch dim first and are padded to a common rank, the unbatched one broadcasts."""
-    level = _level((a, b))
+    level = innermost_level((a, b))
     ra, rb = a.dim(), b.dim()
-    pa, pb = _front(a, level), _front(b, level)
+    pa, pb = front(a, level), front(b, level)
     if pa is not None and pb is None and ra == 1 and rb == 2:  # (B, k) @ (k, n): one matrix product
         return wrap(blas.Matmul.apply(pa, b), 0, level)
     left = a if pa is None else pa
@@ -460,103 +426,17 @@ def _matmul(a, b):
     return wrap(out, 0, level)
 
 
-@register(Linear)
-def _linear(x, weight, bias=None):
-    level = _level((x, weight, bias))
-    if type(x) is BatchedTensor and x._level == level and _level((weight, bias)) < level:
-        return wrap(Linear.apply(_front(x, level), weight, bias), 0, level)  # one GEMM over batch * rows
-    out = blas.Matmul.apply(x, weight.transpose(-1, -2))
-    return out if bias is None else out + bias
-
-
 @register(blas.Einsum)
 def _einsum(*operands, equation, layout=None):
     """A new subscript for the batch, in front of each batched operand's and of the output's."""
-    level = _level(operands)
+    level = innermost_level(operands)
     letter = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in equation)
     inputs, output = equation.split("->")
     subscripts, moved = [], []
     for sub, t in zip(inputs.split(","), operands):
-        value = _front(t, level)
+        value = front(t, level)
         subscripts.append(sub if value is None else letter + sub)
         moved.append(t if value is None else value)
     new = ",".join(subscripts) + "->" + letter + output
     layout = None if layout is None else letter + layout
     return wrap(blas.Einsum.apply(*moved, equation=new, layout=layout), 0, level)
-
-
-@register(Conv)
-def _conv(x, weight, bias, geometry):
-    """The batch folds into the images (N) when only they are batched; a batched weight (per-sample gradients)
-    becomes B groups of a grouped convolution over the batch's channels stacked."""
-    level = _level((x, weight, bias))
-    size = _size((x, weight, bias), level)
-    px = _front_or_expand(x, level, size)
-    n, c, spatial = px.shape[1], px.shape[2], tuple(px.shape[3:])
-    if _level((weight, bias)) < level:
-        out = Conv.apply(px.reshape((size * n, c) + spatial), weight, bias, geometry)
-        return wrap(out.reshape((size, n) + tuple(out.shape[1:])), 0, level)
-    pw = _front_or_expand(weight, level, size)
-    o = pw.shape[1]
-    stacked_x = px.movedim(0, 1).reshape((n, size * c) + spatial)
-    stacked_w = pw.reshape((size * o,) + tuple(pw.shape[2:]))
-    stacked_b = None if bias is None else _front_or_expand(bias, level, size).reshape(size * o)
-    grouped = dataclasses.replace(geometry, groups=geometry.groups * size)
-    out = Conv.apply(stacked_x, stacked_w, stacked_b, grouped)
-    return wrap(out.reshape((n, size, o) + tuple(out.shape[2:])).movedim(1, 0), 0, level)
-
-
-def _fold_rule(op):
-    """Ops on (N, C, *spatial) images, each image alone (pooling): the batch folds into N."""
-
-    def rule(x, *params):
-        value = _front(x, x._level)
-        size, rest = value.shape[0], tuple(value.shape[2:])
-        out = op.apply(value.reshape((size * value.shape[1],) + rest), *params)
-        outs = out if type(out) is tuple else (out,)
-        unfolded = tuple(wrap(o.reshape((size, -1) + tuple(o.shape[1:])), 0, x._level) for o in outs)
-        return unfolded if type(out) is tuple else unfolded[0]
-
-    register(op)(rule)
-
-
-_fold_rule(MaxPool)
-_fold_rule(WindowSum)
-_dim_rule(AlongDim, 0)
-
-
-# losses over class indices ------------------------------------------------------------------------
-def _class_loss(op):
-    """nll_loss / cross_entropy: the batch folds into the loss's own batch dim (reduction 'none'); sum and
-    mean (divided by each sample's summed class weights, as PyTorch) are then taken per sample."""
-
-    def rule(x, target, weight, ignore_index, reduction_name, *extra):
-        level = _level((x, target, weight))
-        if type(weight) is BatchedTensor and weight._level == level:
-            return loop_fallback(op, (x, target, weight, ignore_index, reduction_name) + extra, {})
-        size = _size((x, target), level)
-        px, pt = _front_or_expand(x, level, size), _front_or_expand(target, level, size)
-        rows = px.shape[1]
-        flat_x = px.reshape((size * rows,) + tuple(px.shape[2:]))
-        flat_t = pt.reshape((size * rows,) + tuple(pt.shape[2:]))
-        loss = op.apply(flat_x, flat_t, weight, ignore_index, "none", *extra)
-        loss = loss.reshape((size, rows) + tuple(loss.shape[1:]))
-        if reduction_name == "none":
-            return wrap(loss, 0, level)
-        dims = tuple(range(1, loss.dim()))
-        total = reduction.Sum.apply(loss, dims, False, None)
-        if reduction_name == "sum":
-            return wrap(total, 0, level)
-        valid = pt != ignore_index
-        if weight is None:
-            weights = valid.to(loss.dtype)
-        else:
-            classes = pt.masked_fill(~valid, 0)
-            weights = weight.index_select(0, classes.reshape(-1)).reshape(tuple(pt.shape)) * valid
-        return wrap(total / reduction.Sum.apply(weights, dims, False, None), 0, level)
-
-    register(op)(rule)
-
-
-_class_loss(NllLoss)
-_class_loss(CrossEntropy)

@@ -20,7 +20,7 @@ from ..ops.concat import cat
 from ..ops.shape import stack
 from ..random import default_generator, get_rng_state, set_rng_state
 from ..tensor import Tensor
-from . import batching_rules  # noqa: F401 - registers the rules
+from . import batching_rules, nn_batching_rules  # noqa: F401 - register the rules
 from ._pytree import broadcast_prefix, spec_str, tree_flatten, tree_unflatten
 from .batched import BatchedTensor, unwrap, wrap
 
