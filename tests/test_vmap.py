@@ -450,6 +450,18 @@ def test_function_with_generated_rule_and_vmap_staticmethod():
     assert_close(vmap(grad(lambda x: Double.apply(x).sum()), randomness="same")(xs), torch.full_like(xs, 2.0))
 
 
+def test_generated_rule_under_nested_vmap_and_outer_autograd():
+    x = r(2, 3, 4)
+    assert_close(vmap(vmap(Cube.apply))(x), x ** 3)
+    assert_close(vmap(vmap(grad(lambda a: Cube.apply(a).sum())))(x), 3 * x ** 2)
+    xr = x.clone().requires_grad_()
+    vmap(vmap(Cube.apply))(xr).sum().backward()
+    assert_close(xr.grad, 3 * x ** 2)
+    w = r(4).requires_grad_()
+    vmap(lambda a: Cube.apply(a * w).sum())(x[0]).sum().backward()  # w unbatched: its gradient sums the samples
+    assert_close(w.grad, (3 * (x[0] * w.detach()) ** 2 * x[0]).sum(0))
+
+
 def test_function_without_vmap_support_raises_pytorchs_errors():
     with pytest.raises(RuntimeError, match="does not have vmap support"):
         vmap(NoRule.apply)(X)

@@ -154,31 +154,8 @@ def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     return t
 
 
-def is_batched(x) -> bool:
-    return type(x) is BatchedTensor
-
-
-def level_of(x) -> int:
-    """The vmap level of ``x`` (0 for a plain tensor or a non-tensor)."""
-    return x._level if type(x) is BatchedTensor else 0
-
-
 def unwrap(x, level: int):
     """``(value, bdim)`` of ``x`` at ``level``; ``(x, None)`` for anything not batched at that level."""
     if type(x) is BatchedTensor and x._level == level:
         return x._value, x._bdim
     return x, None
-
-
-def physical(x: Tensor, level_sizes: dict | None = None) -> Tensor:
-    """``x`` with every batch level unwrapped: a plain tensor whose leading dims are its batch dims, the
-    outermost level first (the layout autograd works on)."""
-    dims = 0
-    while type(x) is BatchedTensor:
-        value = x._value
-        x = value.movedim(x._bdim, 0) if x._bdim != 0 else value
-        # the new leading dim goes behind the batch dims already moved to the front
-        if dims and type(x) is not BatchedTensor:
-            x = x.movedim(0, dims)
-        dims += 1
-    return x

@@ -53,9 +53,8 @@ def canonical(x: Tensor, levels: list[int], sizes: dict) -> Tensor:
     """A plain tensor: ``x`` with the batch dims of ``levels`` (ascending) in front, in that order, then its
     logical dims; a level ``x`` is not batched at is expanded (stride 0)."""
     for level in sorted(levels, reverse=True):  # peel the innermost first: each new dim goes in front
-        value = unwrap(x, level)[0] if type(x) is BatchedTensor and x._level == level else None
-        if value is not None:
-            x = value.movedim(x._bdim, 0) if x._bdim else value
+        if type(x) is BatchedTensor and x._level == level:
+            x = x._value.movedim(x._bdim, 0) if x._bdim else x._value
         else:
             x = x.unsqueeze(0).expand((sizes[level],) + tuple(x.shape))
     return x
@@ -197,49 +196,65 @@ def _generated_rule(cls, args: tuple, level: int, size: int):
 class _Plan:
     """Which arguments of a generated Function are batched, at which level and batch size."""
 
-    __slots__ = ("level", "size", "batched", "tuple_output")
+    __slots__ = ("level", "size", "batched", "tuple_output", "inputs", "output")
 
     def __init__(self, level: int, size: int, batched: tuple):
         self.level, self.size, self.batched, self.tuple_output = level, size, batched, False
+        self.inputs = self.output = None  # the wrapped inputs and outputs, from forward to setup_context
 
 
 def _generate(cls):
-    def forward(ctx, plan, *plain):
-        inputs = tuple(wrap(p, 0, plan.level) if b else p for p, b in zip(plain, plan.batched))
+    """The Function on plain batch-first tensors that ``cls`` with ``generate_vmap_rule=True`` becomes. It is
+    written in the setup_context style with ``generate_vmap_rule=True`` itself, so under a nested vmap (its
+    arguments batched at an outer level) it is generated again, one level at a time."""
+    key = f"_vmap_plan_{id(cls)}"  # where its ctx keeps the plan (a nested level's ctx is the same object)
+
+    def forward(plan, *plain):
+        plan.inputs = tuple(wrap(p, 0, plan.level) if b else p for p, b in zip(plain, plan.batched))
         ACTIVE.append((plan.level, plan.size))
         try:
-            output = cls.forward(*inputs)
-            cls.setup_context(ctx, inputs, output)
+            plan.output = cls.forward(*plan.inputs)
         finally:
             ACTIVE.pop()
-        ctx.plan = plan
-        plan.tuple_output = isinstance(output, tuple)
-        outs = output if plan.tuple_output else (output,)
+        plan.tuple_output = isinstance(plan.output, tuple)
+        outs = plan.output if plan.tuple_output else (plan.output,)
         result = tuple(canonical(o, [plan.level], {plan.level: plan.size}) for o in outs)
         return result if plan.tuple_output else result[0]
 
+    def setup_context(ctx, inputs, output):
+        plan = inputs[0]
+        ACTIVE.append((plan.level, plan.size))
+        try:
+            cls.setup_context(ctx, plan.inputs, plan.output)
+        finally:
+            ACTIVE.pop()
+        plan.inputs = plan.output = None
+        setattr(ctx, key, plan)
+
     def backward(ctx, *grads):
-        plan = ctx.plan
+        plan = getattr(ctx, key)
         ACTIVE.append((plan.level, plan.size))
         try:
             result = cls.backward(ctx, *[None if g is None else wrap(g, 0, plan.level) for g in grads])
         finally:
             ACTIVE.pop()
         result = result if isinstance(result, tuple) else (result,)
+        sizes = {plan.level: plan.size}
         plain = [None]  # the plan argument
         for g, b in zip(result, plan.batched):
             if not isinstance(g, Tensor):
                 plain.append(None)
             elif b:
-                plain.append(canonical(g, [plan.level], {plan.level: plan.size}))
+                plain.append(canonical(g, [plan.level], sizes))
             elif unwrap(g, plan.level)[1] is not None:  # an unbatched input: every sample's share, summed
-                plain.append(canonical(g, [plan.level], {plan.level: plan.size}).sum(0))
+                plain.append(canonical(g, [plan.level], sizes).sum(0))
             else:
                 plain.append(g * plan.size)
         return tuple(plain)
 
     return type(cls.__name__ + "Vmapped", (function.Function,),
-                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+                {"forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+                 "backward": staticmethod(backward), "generate_vmap_rule": True})
 
 
 # in-place ops on a BatchedTensor -----------------------------------------------------------------

@@ -22,7 +22,7 @@ from ..random import default_generator, get_rng_state, set_rng_state
 from ..tensor import Tensor
 from . import batching_rules, nn_batching_rules  # noqa: F401 - register the rules
 from ._pytree import broadcast_prefix, spec_str, tree_flatten, tree_unflatten
-from .batched import BatchedTensor, unwrap, wrap
+from .batched import unwrap, wrap
 
 __all__ = ["vmap"]
 
@@ -218,8 +218,3 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *, ch
         return _concat_chunks(func, out_dims, results)
 
     return wrapped
-
-
-def is_batched_tensor(x) -> bool:
-    """Whether ``x`` is a BatchedTensor (torch._C._functorch.is_batchedtensor)."""
-    return type(x) is BatchedTensor
