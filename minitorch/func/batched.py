@@ -44,7 +44,8 @@ class LogicalArray:
         self.dtype = value_array.dtype
 
     def min(self):
-        """The smallest value over every sample (the bounds checks of index arguments read it)."""
+        """The smallest value over every sample (the bounds checks of index arguments read it; code that would use
+        it as a per-sample value, as one_hot's class count, refuses batched tensors instead)."""
         return self._batch.min()
 
     def max(self):

@@ -196,6 +196,7 @@ ERRORS = {
     "randomness_value": (lambda t: t.func.vmap(lambda a: a, randomness="maybe")(T(t, X))),
     "chunk_size": (lambda t: t.func.vmap(lambda a: a, chunk_size=0)(T(t, X))),
     "no_inputs": (lambda t: t.func.vmap(lambda: 1)()),
+    "one_hot_inferred_classes": (lambda t: t.func.vmap(lambda i: t.nn.functional.one_hot(i))(T(t, LABELS))),
 }
 
 
