@@ -351,10 +351,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _factory(lambda b, s, d: b.full(s, fill_value, d), (size,), dtype, device, requires_grad, "full", names)
 
 
+# kind -> function(input, factory): ``empty_like``/``zeros_like``/... of a tensor of that kind, given the same
+# factory for plain tensors (vmap's BatchedTensors: the factory on the whole batch, wrapped as the input is)
+LIKE_IMPLEMENTATIONS: dict = {}
+
+
 def _like(input: Tensor, make, dtype, device, requires_grad, memory_format=preserve_format, name: str = "empty_like"):
     """A new tensor shaped like ``input``; with PyTorch's default preserve_format a dense permuted layout
     (e.g. ``x.t()``) is kept, so ``empty_like(x.t()).stride() == x.t().stride()``; another memory format
     gives that layout."""
+    if not input._dense and input._kind in LIKE_IMPLEMENTATIONS:
+        return LIKE_IMPLEMENTATIONS[input._kind](
+            input, lambda plain: _like(plain, make, dtype, device, requires_grad, memory_format, name))
     dtype = dtype or input.dtype
     backend, dev = _backend_and_device(device if device is not None else input.device)
     shape, order = input.shape, _dense_order(input)

@@ -54,6 +54,12 @@ class Generator:
     def initial_seed(self) -> int:
         return self._rng.initial_seed
 
+    def _draws_marker(self):
+        """A value that changes whenever this generator draws or is reseeded (vmap's randomness="error" check
+        compares it before and after the call)."""
+        marker = getattr(self._rng, "draws_marker", None)
+        return (id(self._rng), marker()) if marker is not None else self._rng.get_state()
+
     def get_state(self) -> Tensor:
         """The stream's state as a uint8 tensor: PyTorch's ``CPUGeneratorImplState`` bytes on the CPU."""
         payload = self._rng.get_state()

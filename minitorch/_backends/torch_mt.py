@@ -315,6 +315,11 @@ class TorchGenerator:
         return out
 
     # state ------------------------------------------------------------------------------------
+    def draws_marker(self) -> tuple:
+        """A cheap value that differs after any draw (``get_state`` packs PyTorch's layout, ~100x slower)."""
+        state = self._bits.state["state"]
+        return int(state["pos"]), state["key"].tobytes(), self.double_normal, self.float_normal
+
     def get_state(self) -> bytes:
         """PyTorch's ``CPUGeneratorImplState`` bytes."""
         state = self._bits.state["state"]

@@ -7,6 +7,10 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .engine import run_backward
 
+# autograd.grad of tensors some of which are vmap's BatchedTensors (kind "batched"): set by minitorch.func,
+# which unwraps them to the plain tensors the graph was recorded on (minitorch/func/batched_autograd.py)
+NON_DENSE_GRAD: dict = {}
+
 
 def _as_tuple(x) -> tuple:
     if x is None:
@@ -78,6 +82,10 @@ def grad(
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(grads)} for {len(outputs)} outputs")
+    for t in outputs + inputs + grads:
+        if isinstance(t, Tensor) and t._kind in NON_DENSE_GRAD:
+            return NON_DENSE_GRAD[t._kind](outputs, inputs, grads, retain_graph, create_graph, allow_unused,
+                                           materialize_grads)
     _check_outputs(outputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:

@@ -108,6 +108,11 @@ def _materialized(grads: tuple, output_meta: tuple) -> tuple:
     )
 
 
+# Function.apply with an argument of a tensor kind listed here (vmap's BatchedTensors) goes to its function
+# (minitorch/func/batched_autograd.py: the Function's vmap staticmethod or generated rule)
+NON_DENSE_APPLY: dict = {}
+
+
 class FunctionMeta(type):
     """Gives each Function subclass its own node class, named like PyTorch's (``MyOpBackward``)."""
 
@@ -151,9 +156,25 @@ class Function(metaclass=FunctionMeta):
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
         )
 
+    # vmap (minitorch.func.vmap): set True to have the batching rule generated from forward/setup_context and
+    # backward (they must be written in minitorch ops), or override ``vmap``
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The batching rule: ``args`` with their batch dims ``in_dims`` (None: unbatched) and ``info.batch_size``
+        in, ``(outputs, out_dims)`` out."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod or set "
+            "generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on ``args`` and, when grad mode is on and an input requires grad, record the node."""
+        for a in args:
+            if isinstance(a, Tensor) and a._kind in NON_DENSE_APPLY:
+                return NON_DENSE_APPLY[a._kind](cls, args, kwargs)
         uses_setup_context = cls.setup_context is not Function.setup_context
         if kwargs or uses_setup_context:
             args = _bind_arguments(cls, args, kwargs, uses_setup_context)

@@ -31,6 +31,8 @@ from ..ops.shape import stack
 from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
 from ._pytree import spec_str, tree_flatten, tree_map, tree_unflatten
+from .batched_autograd import differentiable as differentiable_in_vmap
+from .batched_autograd import in_vmap
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp"]
 
@@ -60,6 +62,8 @@ def _differentiable(x, keep_graph: bool):
     again, with ``x``'s tangent, inside a forward transform: reverse over forward keeps the tangent)."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if in_vmap():  # batched at every running vmap level, so its gradient is per sample
+        return differentiable_in_vmap(x, keep_graph)
     if keep_graph and x.requires_grad:
         return x.view_as(x)
     fresh = x.detach().requires_grad_(True)

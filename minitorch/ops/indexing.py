@@ -230,6 +230,11 @@ def broadcast_shapes_of(op: str, shapes) -> tuple:
     return tuple(result)
 
 
+# kind -> function(input, items): ``input[items]`` where an index tensor is of that kind (vmap's BatchedTensors:
+# per-sample indices, minitorch/func/batching_rules.py)
+NON_DENSE_INDEX: dict = {}
+
+
 def advanced_getitem(input: Tensor, index) -> Tensor:
     """``input[index]`` with integer/bool tensors or lists among the index items (PyTorch semantics).
 
@@ -269,6 +274,9 @@ def _split_index(input: Tensor, index) -> tuple[list, list, list]:
     """The index items, and their split into a basic index (ints, slices, None: one view) and, per dim of that
     view, None or the index Tensor applied to it (masks become their nonzero coordinates)."""
     items = _index_items(index, input.device)
+    for item in items:
+        if isinstance(item, Tensor) and not item._dense and item._kind in NON_DENSE_INDEX:
+            return NON_DENSE_INDEX[item._kind](input, items)
     ndim = input.dim()
     consumed = sum(_consumed_dims(item) for item in items)
     ellipses = [i for i, item in enumerate(items) if item is Ellipsis]  # identity: Tensor == is elementwise

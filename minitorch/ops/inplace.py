@@ -152,8 +152,15 @@ def _write_changed(target, values, xp) -> None:
     target[changed] = values[changed]
 
 
+# kind -> function(self, fn, args, kwargs, op_name): in-place ops on a tensor of that kind (vmap's BatchedTensors
+# write the batched result into their value, minitorch/func/batched_autograd.py)
+NON_DENSE_INPLACE: dict = {}
+
+
 def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Tensor:
     """``self`` overwritten with ``fn(self, *args, **kwargs)``, with autograd told what happened."""
+    if not self._dense and self._kind in NON_DENSE_INPLACE:
+        return NON_DENSE_INPLACE[self._kind](self, fn, args, kwargs, op_name)
     recording = grad_mode.state.enabled and (self.requires_grad or _any_requires_grad(args))
     base = self._meta.base if self._meta is not None else None
     check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad),
@@ -246,6 +253,8 @@ _UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divi
 def _update_in_place(self: Tensor, ufunc: str, other, alpha) -> bool:
     """The optimizer-update fast path: ``self op= other`` with one ufunc writing into self's memory,
     when nothing is recorded and nothing needs casting or broadcasting. False: take the general path."""
+    if not self._dense and self._kind in NON_DENSE_INPLACE:
+        return False
     if grad_mode.state.enabled and (
         self.requires_grad
         or (isinstance(other, Tensor) and other.requires_grad)

@@ -327,6 +327,9 @@ def _differentiable(dtype) -> bool:
 # Tensors that are not plain strided arrays (sparse COO layout, quantized dtypes) set the class
 # attribute ``_dense = False``; ops on them go here instead of running the dense kernel.
 NON_DENSE_IMPLEMENTATIONS: dict = {}  # (op class, kind) -> function(*args, **params)
+# kind -> function(op, args, params), for ops with no implementation registered for that kind (vmap's batched
+# tensors: the batching rules of whole op families and the documented loop fallback, minitorch/func/)
+NON_DENSE_FALLBACKS: dict = {}
 
 
 def register_non_dense(op, kind: str):
@@ -342,6 +345,8 @@ def register_non_dense(op, kind: str):
 def dispatch_non_dense(op, args, params):
     kinds = [a._kind for a in args if isinstance(a, Tensor) and not a._dense]
     function = NON_DENSE_IMPLEMENTATIONS.get((op, kinds[0]))
+    if function is None and kinds[0] in NON_DENSE_FALLBACKS:
+        return NON_DENSE_FALLBACKS[kinds[0]](op, args, params)
     if function is None:
         shapes = ", ".join(f"{a._kind} {list(a.shape)}" for a in args if isinstance(a, Tensor))
         raise NotImplementedError(

@@ -219,7 +219,7 @@ def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     if view_strides(input._array.shape, input.stride(), new_shape) is not None:
         return View.apply(input, new_shape)
     copied = View.apply(input.contiguous(), new_shape)  # PyTorch: clone(contiguous_format)
-    copied._meta.base = None  # a copy, not a view: `_base` is None, as in PyTorch
+    copied._autograd_meta().base = None  # a copy, not a view: `_base` is None, as in PyTorch
     return copied
 
 

@@ -239,6 +239,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Can not infer total number of classes from meta tensor.")
         if tensor.numel() == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        if tensor._kind == "batched":  # the count would differ between samples
+            raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an explicit positive "
+                               "num_classes argument.")
         num_classes = int(tensor._array.max()) + 1
     elif num_classes < -1:
         raise RuntimeError("num_classes should be positive")
