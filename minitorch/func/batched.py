@@ -152,6 +152,7 @@ def wrap(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     t._grad_fn = None
     t._output_nr = 0
     t._meta = None
+    t._names = None
     return t
 
 

@@ -11,7 +11,8 @@ with ``create_graph`` exactly when something outside needs the result's graph: i
 dual tensors and ``J t`` is the outputs' tangent; ``jacfwd`` pushes one one-hot tangent per input element, and
 ``hessian`` is PyTorch's ``jacfwd(jacrev(f))``, forward over reverse. The primals are re-rooted like the
 reverse transforms' (fresh leaves that require grad), so a reverse transform inside sees through them. Dual
-levels do not nest, so a forward transform inside another (``jacfwd(jacfwd(f))``) falls back to the double-vjp
+levels do not nest (and vmap's batched tensors carry no tangents), so a forward transform inside another
+(``jacfwd(jacfwd(f))``, or inside vmap) falls back to the double-vjp
 trick: the vjp ``g(u) = J^T u`` is linear in a dummy cotangent ``u``, and the gradient of ``g(u) . t`` with
 respect to ``u`` is ``J t`` (two reverse passes, the same values).
 """
@@ -299,11 +300,17 @@ def _forward(func, primals: tuple, flat_tangents: list, api: str, has_aux: bool 
     return outs, tangents, out_spec, aux
 
 
+def _forward_unavailable() -> bool:
+    """Inside another forward transform (dual levels do not nest) or inside vmap (batched tensors carry no
+    tangents): the forward transforms then compute ``J t`` by the double-vjp trick instead."""
+    return forward_ad.state.level >= 0 or in_vmap()
+
+
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J tangents)``: one forward-mode pass (inside another forward transform: the double-vjp
     trick, since dual levels do not nest)."""
     flat_t = _check_tangents(primals, tangents, [])
-    if forward_ad.state.level >= 0:
+    if _forward_unavailable():
         return _jvp_by_double_vjp(func, primals, flat_t, strict, has_aux)
     outs, result, out_spec, aux = _forward(func, primals, flat_t, _JVP, has_aux)
     if strict and all(t is None for t in result):
@@ -398,7 +405,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        if forward_ad.state.level >= 0:  # inside another forward transform: levels do not nest
+        if _forward_unavailable():
             return _jacfwd_by_double_vjp(func, argnums, has_aux, randomness, args, kwargs)
         state = get_rng_state() if randomness != "different" else None
         chosen = _check_argnums(argnums, len(args))

@@ -242,7 +242,11 @@ def advanced_getitem(input: Tensor, index) -> Tensor:
     integer scalar is a select and never joins the advanced indices). Masks become their nonzero
     coordinates. The index tensors broadcast together; their result dims replace the indexed dims
     when those are adjacent, and go first otherwise (numpy's rule)."""
-    items, basic, slots = _split_index(input, index)
+    items = _index_items(index, input.device)
+    for item in items:
+        if isinstance(item, Tensor) and not item._dense and item._kind in NON_DENSE_INDEX:
+            return NON_DENSE_INDEX[item._kind](input, items)
+    basic, slots = _split_index(input, items)
     view = input if all(b == slice(None) for b in basic) else input[tuple(basic)]
     if all(slot is None for slot in slots):
         return view
@@ -261,7 +265,8 @@ def advanced_getitem(input: Tensor, index) -> Tensor:
 def assignment_index(input: Tensor, index) -> tuple:
     """``index`` for ``input[index] = v`` as numpy reads it: its items (lists as index tensors), with the integer
     index tensors made zeros when nothing is selected, since PyTorch then checks no bound (as in reading)."""
-    items, basic, slots = _split_index(input, index)
+    items = _index_items(index, input.device)
+    basic, slots = _split_index(input, items)
     if any(slot is not None for slot in slots):
         view_shape = input._array[tuple(basic)].shape if input.dim() else ()
         if _empty_result("index_put_", view_shape, slots):
@@ -270,13 +275,10 @@ def assignment_index(input: Tensor, index) -> tuple:
     return tuple(items)
 
 
-def _split_index(input: Tensor, index) -> tuple[list, list, list]:
-    """The index items, and their split into a basic index (ints, slices, None: one view) and, per dim of that
-    view, None or the index Tensor applied to it (masks become their nonzero coordinates)."""
-    items = _index_items(index, input.device)
-    for item in items:
-        if isinstance(item, Tensor) and not item._dense and item._kind in NON_DENSE_INDEX:
-            return NON_DENSE_INDEX[item._kind](input, items)
+def _split_index(input: Tensor, items: list) -> tuple[list, list]:
+    """The index items split into a basic index (ints, slices, None: one view) and, per dim of that view, None
+    or the index Tensor applied to it (masks become their nonzero coordinates). An Ellipsis in ``items`` is
+    replaced by the slices it stands for."""
     ndim = input.dim()
     consumed = sum(_consumed_dims(item) for item in items)
     ellipses = [i for i, item in enumerate(items) if item is Ellipsis]  # identity: Tensor == is elementwise
@@ -319,7 +321,7 @@ def _split_index(input: Tensor, index) -> tuple[list, list, list]:
             basic.append(slice(None))
             slots.append(item)
             dim += 1
-    return items, basic, slots
+    return basic, slots
 
 
 def _empty_result(op: str, shape: tuple, slots: list) -> bool:
