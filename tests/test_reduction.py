@@ -588,3 +588,15 @@ def test_norm_gradients_at_zero_and_nan_match_pytorch():
     for ord in (2, 0.5, 1.5, 3, -1, math.inf):
         assert gradcheck(lambda t, o=ord: torch.linalg.vector_norm(t, ord=o), (y,))
         assert gradgradcheck(lambda t, o=ord: torch.linalg.vector_norm(t, ord=o), (y,))
+
+
+def test_norm_of_one_element_per_output_is_its_magnitude():
+    """PyTorch reduces nothing when each output has one element: the norm is |x| with no power that could
+    overflow or underflow (fuzzer seed 248088), for any ord; with two elements the square overflows in both."""
+    assert torch.norm(torch.tensor(19.0) ** 19.0).item() == pytest.approx(1.9784196e24, rel=1e-6)
+    assert torch.linalg.vector_norm(torch.tensor([[1e-30], [2e-30]]), ord=3, dim=1).tolist() == pytest.approx(
+        [1e-30, 2e-30], rel=1e-6)
+    assert torch.norm(torch.tensor([2e25, 2e25])).item() == float("inf")
+    x = torch.tensor([-3.0], requires_grad=True)
+    torch.norm(x).backward()
+    assert x.grad.tolist() == [-1.0]

@@ -151,7 +151,7 @@ def _erfinv(xp, x):
     """Giles' approximation, then Newton steps: on erf for |x| < 0.5, and for |x| >= 0.5 on log(erfc), where
     1 - |x| is exact. In the tail (1 - |x| down to 1e-16, y up to 8) Giles' single-precision start is off by up
     to 3%, and plain Newton on erfc crawls there (erfc is far from linear over that gap; fuzzer seed 209388);
-    log(erfc(y)) is nearly quadratic, so three steps reach full precision."""
+    log(erfc(y)) is nearly quadratic, so four steps reach full precision."""
     if not _has_values(xp, x):
         return x.copy()
     x64 = x.astype(xp.float64, copy=False)
@@ -160,7 +160,7 @@ def _erfinv(xp, x):
     y = ax * xp.where(w < 5.0, _polynomial(_GILES_CENTRAL, w - 2.5), _polynomial(_GILES_TAIL, xp.sqrt(w) - 3.0))
     complement = 1.0 - ax
     log_complement = xp.log(xp.where(complement > 0, complement, 1.0))
-    for _ in range(3):
+    for _ in range(4):
         erf, erfc = _erf_erfc(xp, y)
         slope = (2.0 / _SQRT_PI) * xp.exp(-y * y)
         log_erfc = xp.log(xp.where(erfc > 0, erfc, math.ulp(0.0)))
