@@ -35,6 +35,7 @@ from .ops import complex as complex_ops
 from .ops.arguments import PYTHON_LEVEL, numpy_aliases
 from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
+from .quantization import copy as quantization_copy
 from .quantization import quantize
 from .quantization import views as quantization_views
 from .quantization.qtensor import QTensor
@@ -302,7 +303,9 @@ SPARSE_METHODS: dict[str, object] = {
     "sparse_mask": sparse_ops.sparse_mask, "_accumulate_into": sparse_ops.accumulate_into,
     "values": sparse_ops.values,
 }
-QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize, "to": quantization_views.quantized_to}
+QUANTIZED_METHODS: dict[str, object] = {
+    "dequantize": quantize.dequantize, "to": quantization_views.quantized_to, "copy_": quantization_copy.copy_,
+}
 
 
 def install() -> None:
