@@ -125,7 +125,8 @@ METHODS: dict[str, object] = {
     "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
     "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
     # Python operators
-    "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S), "__rsub__": _reflected(_S),
+    "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S),
+    "__rsub__": _reflected(arithmetic.Rsub),
     "__mul__": _operator(_M), "__rmul__": _reflected(_M), "__truediv__": _operator(_D), "__rtruediv__": _rtruediv,
     "__mod__": _operator(arithmetic.Remainder), "__rmod__": _reflected(arithmetic.Remainder),
     "__pow__": _operator(arithmetic.Pow), "__rpow__": _reflected(arithmetic.Pow),
