@@ -53,6 +53,12 @@ EXTRA = [
     ("torch.cumsum(a, 0)", [(3, 4)]), ("torch.sort(a, 1).values", [(3, 4)]), ("torch.topk(a, 2).values", [(3, 4)]),
     ("F.softmax(a, 1)", [(3, 4)]), ("F.embedding(torch.tensor([0, 2]), a)", [(3, 4)]),
     ("torch.cat([a, b], 0)", [(3, 4), (2, 4)]), ("a.expand(2, 3, 4)", [(3, 4)]), ("a.reshape(2, 6)", [(3, 4)]),
+    ("a[:, 1]", [(3, 4)]), ("a[None]", [(3, 4)]), ("a[..., 0]", [(3, 4)]), ("a[:]", [(3, 4)]), ("a[:, :]", [(3, 4)]),
+    ("a[None, 1:2]", [(3, 4)]), ("a[1, None]", [(3, 4)]),
+    # in-place view ops: overloads of their own
+    ("a.clone().t_()", [(3, 4)]), ("a.clone()[:1].transpose_(0, 1)", [(3, 4)]), ("a.clone().unsqueeze_(0)", [(3, 4)]),
+    ("a.clone().squeeze_()", [(1, 4)]), ("a.clone().squeeze_(0)", [(1, 4)]), ("a.clone().squeeze_((0, 1))", [(1, 1, 4)]),
+    ("a.clone().swapdims_(0, 1)", [(3, 4)]), ("a.clone().as_strided_((2,), (1,))", [(3, 4)]),
 ]
 
 # minitorch composes these differently from PyTorch (docs/differences.md): (PyTorch's name, minitorch's name)
