@@ -5,7 +5,8 @@
 The eager-mode flow of ``torch.ao.quantization`` with ``import minitorch as torch``: train a float MLP,
 fine-tune it with fake-quantized weights and activations (``prepare_qat``), convert it to int8 modules
 (``convert``: int8 weights, int32 accumulation, quint8 activations), then compare test accuracy, model size
-in bytes and inference time of the float and the int8 model.
+in bytes and inference time of the float and the int8 model. The int8 state dict is saved and loaded back into
+a fresh converted model, which must give the same outputs.
 """
 
 from __future__ import annotations
@@ -51,12 +52,20 @@ def train(model: nn.Module, loader, epochs: int, lr: float, max_steps: int | Non
 
 
 def model_bytes(model: nn.Module) -> int:
-    """Bytes of every tensor in the state dict (quantized tensors count their integer storage)."""
+    """Bytes of every tensor in the state dict (quantized tensors count their integer storage; a quantized
+    Linear's entry ``_packed_params._packed_params`` is its (weight, bias) pair)."""
     total = 0
-    for t in model.state_dict().values():
-        total += t.numel() * t.element_size()
-        if t.is_quantized and str(t.qscheme()) == "torch.per_channel_affine":
-            total += t.q_per_channel_scales().numel() * 8 + t.q_per_channel_zero_points().numel() * 8
+    for value in model.state_dict().values():
+        for t in value if isinstance(value, tuple) else (value,):
+            if isinstance(t, torch.Tensor):
+                total += _tensor_bytes(t)
+    return total
+
+
+def _tensor_bytes(t: torch.Tensor) -> int:
+    total = t.numel() * t.element_size()
+    if t.is_quantized and str(t.qscheme()) == "torch.per_channel_affine":
+        total += t.q_per_channel_scales().numel() * 8 + t.q_per_channel_zero_points().numel() * 8
     return total
 
 
@@ -67,6 +76,15 @@ def inference_seconds(model: nn.Module, x: torch.Tensor, repeats: int = 5) -> fl
         for _ in range(repeats):
             model(x)
     return timer.seconds / repeats
+
+
+def fresh_int8_model(hidden: int) -> nn.Module:
+    """A converted int8 model with untrained weights and qparams, to load a saved int8 state dict into."""
+    model = MLP(hidden)
+    model.qconfig = tq.get_default_qat_qconfig("x86")
+    prepared = tq.prepare_qat(model)
+    prepared.eval()
+    return tq.convert(prepared)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -117,6 +135,14 @@ def main(argv: list[str] | None = None) -> dict:
     int8_checkpoint = args.out_dir / "mlp_digits_int8.pt"
     torch.save(int8_model.state_dict(), int8_checkpoint)
     print(f"int8 state dict: {int8_checkpoint} ({int8_checkpoint.stat().st_size} bytes)")
+    # and back: a fresh converted model takes the int8 weights, biases and scales/zero points from the file
+    reloaded = fresh_int8_model(args.hidden)
+    reloaded.load_state_dict(torch.load(int8_checkpoint))
+    with torch.no_grad():
+        reloaded_matches = bool(reloaded(x_test).equal(int8_model(x_test)))
+    print(f"int8 state dict reloaded into a fresh converted model: outputs {'match' if reloaded_matches else 'DIFFER'}")
+    if not reloaded_matches:
+        raise RuntimeError("the reloaded int8 model does not reproduce the converted model's outputs")
     curve = _common.save_loss_curve({"float": losses, "QAT fine-tuning": losses[-1:] + qat_losses},
                                     args.out_dir / "quantize_mlp_loss.png", "MLP on 8x8 digits: float, then QAT")
     _common.log_to_tensorboard(args.tensorboard, {"float": losses, "qat": qat_losses}, args,
@@ -124,6 +150,7 @@ def main(argv: list[str] | None = None) -> dict:
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"losses": losses + qat_losses, "checkpoint": checkpoint, "int8_checkpoint": int8_checkpoint,
+            "reloaded_matches": reloaded_matches,
             "float_accuracy": float_accuracy,
             "qat_accuracy": qat_accuracy,
             "int8_accuracy": int8_accuracy, "float_bytes": float_bytes, "int8_bytes": int8_bytes,

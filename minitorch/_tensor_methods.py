@@ -35,6 +35,7 @@ from .ops import complex as complex_ops
 from .ops.arguments import PYTHON_LEVEL, numpy_aliases
 from .ops.inplace import make_inplace as _in_place
 from .ops.inplace import run_inplace
+from .quantization import copy as quantization_copy
 from .quantization import quantize
 from .quantization import views as quantization_views
 from .quantization.qtensor import QTensor
@@ -124,7 +125,8 @@ METHODS: dict[str, object] = {
     "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
     "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
     # Python operators
-    "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S), "__rsub__": _reflected(_S),
+    "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S),
+    "__rsub__": _reflected(arithmetic.Rsub),
     "__mul__": _operator(_M), "__rmul__": _reflected(_M), "__truediv__": _operator(_D), "__rtruediv__": _rtruediv,
     "__mod__": _operator(arithmetic.Remainder), "__rmod__": _reflected(arithmetic.Remainder),
     "__pow__": _operator(arithmetic.Pow), "__rpow__": _reflected(arithmetic.Pow),
@@ -308,7 +310,9 @@ SPARSE_METHODS: dict[str, object] = {
     "sparse_mask": sparse_ops.sparse_mask, "_accumulate_into": sparse_ops.accumulate_into,
     "values": sparse_ops.values,
 }
-QUANTIZED_METHODS: dict[str, object] = {"dequantize": quantize.dequantize, "to": quantization_views.quantized_to}
+QUANTIZED_METHODS: dict[str, object] = {
+    "dequantize": quantize.dequantize, "to": quantization_views.quantized_to, "copy_": quantization_copy.copy_,
+}
 
 
 def install() -> None:

@@ -82,7 +82,7 @@ _TORCH_SIZE = _Global("torch", "Size")
 _TORCH_DEVICE = _Global("torch", "device")
 _STORAGE_GLOBALS = {dtype: _Global("torch", name) for dtype, name in STORAGE_TYPES.items()}
 _STORAGE_GLOBALS.update({dtype: _Global("torch", name) for dtype, name in QUANTIZED_STORAGE_TYPES.items()})
-_DTYPE_GLOBALS = {dtype: _Global("torch", dtype.name) for dtype in _dtype.ALL_DTYPES}
+_DTYPE_GLOBALS = {dtype: _Global("torch", dtype.name) for dtype in _dtype.ALL_DTYPES + _dtype.QUANTIZED_DTYPES}
 
 
 class _StorageRef:
@@ -416,7 +416,7 @@ def _allowed(rebuild: Rebuilder) -> dict[str, Any]:
         "torch.storage.UntypedStorage": _UNTYPED,
         "torch.UntypedStorage": _UNTYPED,
     }
-    for dtype in _dtype.ALL_DTYPES:
+    for dtype in _dtype.ALL_DTYPES + _dtype.QUANTIZED_DTYPES:  # dtypes are values too (a quantized Linear's state)
         table[f"torch.{dtype.name}"] = dtype
     for dtype, name in STORAGE_TYPES.items():
         table[f"torch.{name}"] = _Marker(f"torch.{name}", dtype)

@@ -140,8 +140,12 @@ def test_quantize_mlp_writes_into_out_dir(example, tmp_path, capsys):
     assert result["checkpoint"].parent == out_dir and result["checkpoint"].exists()
     assert list(torch.load(result["checkpoint"])) == [f"layers.{i}.{p}" for i in (0, 2, 4) for p in ("weight", "bias")]
     int8 = torch.load(result["int8_checkpoint"])
-    assert int8["layers.0._weight"].dtype is torch.qint8
-    assert int8["layers.0._weight"].int_repr().equal(result["int8_model"].state_dict()["layers.0._weight"].int_repr())
+    weight, bias = int8["layers.0._packed_params._packed_params"]  # PyTorch's layout of a quantized Linear
+    assert weight.dtype is torch.qint8 and int8["layers.0._packed_params.dtype"] is torch.qint8
+    assert weight.int_repr().equal(result["int8_model"].layers[0].weight().int_repr())
+    assert bias.equal(result["int8_model"].layers[0].bias())
+    assert float(int8["layers.0.scale"]) == result["int8_model"].layers[0].scale
+    assert result["reloaded_matches"]
     assert "epoch/s" not in capsys.readouterr().err
 
 

@@ -90,6 +90,9 @@ class QR(MultiOutputOp):
     copyltu mirrors the lower triangle; for m < n, the square left block is handled that way and the
     rest is Q gR2 (PyTorch's derivation)."""
 
+    def name(self) -> str:
+        return "LinalgQrBackward0"
+
     def forward(self, A, mode):
         self.mode = mode
         xp = self.xp
@@ -289,6 +292,9 @@ def eigvals(A: Tensor) -> Tensor:
 class SVD(MultiOutputOp):
     """A = U diag(S) Vh. Backward: PyTorch's svd_backward (distinct singular values); with
     ``full_matrices`` only the leading min(m, n) singular vectors enter it."""
+
+    def name(self) -> str:  # svd and svdvals: one node in PyTorch
+        return "LinalgSvdBackward0"
 
     def forward(self, A, full_matrices):
         self.full_matrices = full_matrices

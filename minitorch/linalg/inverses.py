@@ -85,6 +85,9 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 class Inv(Op):
     save_output = True
 
+    def name(self) -> str:  # PyTorch's inv is linalg.inv_ex's node
+        return "LinalgInvExBackward0"
+
     def forward(self, A):
         try:
             return lapack(self, self.xp.linalg.inv, A)
@@ -190,6 +193,9 @@ class Det(Op):
     """det A. The derivative ``g d A^-T`` needs an invertible A; for a singular one (d == 0 exactly) it
     is g times the cofactor matrix, computed from the SVD as a constant: first derivatives are right
     there, second derivatives through a singular point are not provided."""
+
+    def name(self) -> str:
+        return "LinalgDetBackward0"
 
     save_inputs = (0,)
     save_output = True

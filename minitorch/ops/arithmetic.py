@@ -210,7 +210,13 @@ class Remainder(Elementwise):
     save_inputs = (0, 1)
     saved_when = {0: (1,), 1: (1,)}  # only b's gradient reads them
 
+    tensor_other = False
+
+    def name(self) -> str:  # RemainderBackward0: a number divisor, RemainderBackward1: a tensor
+        return "RemainderBackward1" if self.tensor_other else "RemainderBackward0"
+
     def compute(self, a, b):
+        self.tensor_other = hasattr(b, "shape")
         a, b, dtype = promote(self, a, b)
         _check_not_complex("remainder_cpu", dtype)
         if array_kind(dtype) != "f":
@@ -229,7 +235,13 @@ class Fmod(Elementwise):
     save_inputs = (0, 1)
     saved_when = {0: (1,), 1: (1,)}  # only b's gradient reads them
 
+    tensor_other = False
+
+    def name(self) -> str:  # FmodBackward0: a number divisor, FmodBackward1: a tensor
+        return "FmodBackward1" if self.tensor_other else "FmodBackward0"
+
     def compute(self, a, b):
+        self.tensor_other = hasattr(b, "shape")
         a, b, dtype = promote(self, a, b)
         _check_not_complex("fmod_cpu", dtype)
         if array_kind(dtype) != "f":
@@ -251,6 +263,10 @@ class Pow(Elementwise):
     save_inputs = (0, 1)
     save_output = True  # a ** b, read by the exponent's gradient; not saved for a number exponent (below)
     exponent = None  # a Python number exponent (``x ** 2``), else None
+    number_base = False  # ``2 ** x``
+
+    def name(self) -> str:  # PyTorch's overloads: Tensor ** number, Tensor ** Tensor, number ** Tensor
+        return "PowBackward2" if self.number_base else "PowBackward0" if self.exponent is not None else "PowBackward1"
 
     @property
     def array_derivative(self) -> bool:  # grad * (b * a ** (b - 1)): arithmetic when b is a number other than 0
@@ -258,7 +274,8 @@ class Pow(Elementwise):
 
     def forward(self, a, b):
         result = super().forward(a, b)
-        if type(a) in _SCALAR_TYPES and type(result) is self.backend.ndarray and not result.flags.c_contiguous:
+        self.number_base = type(a) in _SCALAR_TYPES
+        if self.number_base and type(result) is self.backend.ndarray and not result.flags.c_contiguous:
             result = self.xp.ascontiguousarray(result)  # PyTorch's pow.Scalar allocates its output row-major
         return result
 
@@ -347,8 +364,18 @@ def sub(input: Tensor | float, other, *, alpha=1) -> Tensor:
     return Sub.apply(input, other, alpha=alpha)
 
 
+class Rsub(Sub):
+    """``number - tensor`` (``__rsub__``, ``rsub(tensor, number)``): Sub with the number first, named as
+    PyTorch's rsub.Scalar node."""
+
+    def name(self) -> str:
+        return "RsubBackward1"
+
+
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """``other - alpha * input``."""
+    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input._dense:
+        return Rsub.apply(other, input, alpha=alpha)
     return sub(other, input, alpha=alpha)
 
 

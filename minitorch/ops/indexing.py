@@ -428,8 +428,11 @@ class ScatterAdd(Op):
 class Scatter(Op):
     save_inputs = (1,)
 
+    def name(self) -> str:  # ScatterBackward0: a src tensor, ScatterBackward1: a value
+        return "ScatterBackward0" if self.with_src else "ScatterBackward1"
+
     def forward(self, x, index, src, dim):
-        self.dim, self.src_shape = dim, getattr(src, "shape", ())
+        self.dim, self.src_shape, self.with_src = dim, getattr(src, "shape", ()), hasattr(src, "shape")
         out = x.copy()
         if index.size:
             value = src if not hasattr(src, "shape") else src[tuple(slice(0, n) for n in index.shape)]

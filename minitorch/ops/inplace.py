@@ -470,9 +470,19 @@ def run_inplace_view(self: Tensor, name: str, view_fn, *args, **kwargs) -> Tenso
         forward_ad.view_tangent(self, view_fn, *args, **kwargs)
     if recording:
         self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+        self._grad_fn.node_name = _inplace_view_node_name(name, args, kwargs)
         if base is not None:
             self._meta.view_version = self._storage.version
     return self
+
+
+def _inplace_view_node_name(name: str, args: tuple, kwargs: dict) -> str:
+    """PyTorch's node of an in-place view op: its own overload of the view's node (``t_``: TBackward1)."""
+    if name == "squeeze_":
+        dim = args[0] if args else kwargs.get("dim")
+        return "SqueezeBackward3" if dim is None else "SqueezeBackward4" if isinstance(dim, int) else "SqueezeBackward5"
+    return {"t_": "TBackward1", "transpose_": "TransposeBackward1", "unsqueeze_": "UnsqueezeBackward1",
+            "as_strided_": "AsStridedBackward1"}[name]
 
 
 def _inplace_view(view_fn, doc: str):

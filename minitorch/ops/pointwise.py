@@ -337,6 +337,9 @@ ARITHMETIC_DERIVATIVES = {
     "sigmoid", "reciprocal", "frac", "square", "deg2rad", "rad2deg",
 }
 PRIVATE = {"i1"}  # torch.special.i1 only: no torch.i1, no Tensor.i1
+# PyTorch's node names where they are not the capitalized op name (square is pow(x, 2) in PyTorch)
+NODE_NAMES = {"log1p": "Log1PBackward0", "deg2rad": "Deg2RadBackward0", "rad2deg": "Rad2DegBackward0",
+              "square": "PowBackward0"}
 
 
 class Unary(Elementwise):
@@ -385,6 +388,8 @@ def _make(name: str):
         "save_inputs": (0,) if "x" in reads else (),
         "save_output": "y" in reads,
     }
+    if name in NODE_NAMES:
+        attributes["name"] = lambda self, _node=NODE_NAMES[name]: _node
     op = type(name.capitalize(), (Unary,), attributes)
 
     def function(input: Tensor) -> Tensor:
@@ -459,9 +464,17 @@ class Clamp(Elementwise):
     """
 
     save_inputs = (0, 1, 2)
+    tensor_bounds = False  # PyTorch's node: ClampBackward0 for tensor bounds, ClampBackward1 for numbers
+    variant = None  # clamp_min / clamp_max: PyTorch's ops of their own (ClampMinBackward0, ...)
+
+    def name(self) -> str:
+        if self.variant is not None:
+            return self.variant
+        return "ClampBackward0" if self.tensor_bounds else "ClampBackward1"
 
     def compute(self, x, lower, upper):
         xp = self.xp
+        self.tensor_bounds = hasattr(lower, "shape") or hasattr(upper, "shape")
         if lower is None:
             x, upper, _ = promote(self, x, upper)
             return xp.minimum(x, upper)
@@ -497,11 +510,19 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch na
 
 
 def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002
-    return clamp(input, min=min)
+    return _named(clamp(input, min=min), "ClampMin")
 
 
 def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
-    return clamp(input, max=max)
+    return _named(clamp(input, max=max), "ClampMax")
+
+
+def _named(out: Tensor, op: str) -> Tensor:
+    """``out``'s Clamp node under the name of PyTorch's op (a tensor bound: ``ClampMinBackward1``)."""
+    node = out._grad_fn
+    if isinstance(node, Clamp):
+        node.variant = f"{op}Backward{1 if node.tensor_bounds else 0}"
+    return out
 
 
 clip = clamp
@@ -603,6 +624,9 @@ class LogAddExp(Elementwise):
     save_inputs = (0, 1)
     base2 = False
 
+    def name(self) -> str:  # PyTorch's capitalization
+        return "Logaddexp2Backward0" if self.base2 else "LogaddexpBackward0"
+
     def compute(self, a, b):
         a, b, _ = promote(self, a, b, to_float=True)
         return self.xp.logaddexp2(a, b) if self.base2 else self.xp.logaddexp(a, b)
@@ -663,7 +687,13 @@ class Lerp(Elementwise):
     save_inputs = (0, 1, 2)
     saved_when = {0: (2,), 1: (2,), 2: (0, 1)}  # a number weight: nothing is saved
 
+    tensor_weight = False
+
+    def name(self) -> str:  # LerpBackward0: a number weight, LerpBackward1: a tensor weight
+        return "LerpBackward1" if self.tensor_weight else "LerpBackward0"
+
     def compute(self, start, end, weight):
+        self.tensor_weight = hasattr(weight, "shape")
         start, end, weight, _ = promote(self, start, end, weight)
         xp = self.xp
         difference = end - start

@@ -37,7 +37,7 @@ def _check_operands(op, operands) -> None:
         if type(x) not in _SCALAR_TYPES and not (hasattr(x, "dtype") and hasattr(x, "ndim")):
             name = op.name() if isinstance(op, Op) else str(op)
             raise TypeError(
-                f"{name.removesuffix('Backward0').lower()}(): expected Tensor or Number operands, "
+                f"{name.rstrip('0123456789').removesuffix('Backward').lower()}(): expected Tensor or Number operands, "
                 f"got {type(x).__name__}"
             )
 
@@ -213,7 +213,7 @@ class Elementwise(Op):
                 result = in_operands_layout(result, operands, self.backend.xp)
             return result
         except ValueError:
-            check_broadcast(self.name().removesuffix("Backward0").lower(), *operands)
+            check_broadcast(self.name().rstrip("0123456789").removesuffix("Backward").lower(), *operands)
             raise
         except OverflowError:  # a Python int out of the array dtype's range (uint8 - 1000): wrap it like PyTorch
             if not any(type(x) is int for x in operands):

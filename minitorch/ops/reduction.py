@@ -85,11 +85,15 @@ def _on_0d(fn, input: Tensor, *args):
 # sum, mean, prod --------------------------------------------------------------------------------------
 class Sum(Op):
     row_major_output = True
+    dim_given = False  # PyTorch's node: SumBackward0 for sum(x), SumBackward1 for sum(x, dim)
 
     jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
-    def forward(self, x, dims, keepdim, dtype=None):
-        self.input_shape, self.dims, self.keepdim = x.shape, dims, keepdim
+    def name(self) -> str:
+        return "SumBackward1" if self.dim_given else "SumBackward0"
+
+    def forward(self, x, dims, keepdim, dtype=None, dim_given=False):
+        self.input_shape, self.dims, self.keepdim, self.dim_given = x.shape, dims, keepdim, dim_given
         return self.backend.sum(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
@@ -98,10 +102,15 @@ class Sum(Op):
 
 class Mean(Op):
     row_major_output = True
+    dim_given = False  # MeanBackward0 for mean(x), MeanBackward1 for mean(x, dim)
 
     jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
-    def forward(self, x, dims, keepdim, dtype=None):
+    def name(self) -> str:
+        return "MeanBackward1" if self.dim_given else "MeanBackward0"
+
+    def forward(self, x, dims, keepdim, dtype=None, dim_given=False):
+        self.dim_given = dim_given
         if dtype is None and array_kind(x.dtype) not in "fc":
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
@@ -116,11 +125,11 @@ class Mean(Op):
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
-    return Sum.apply(input, reduction_dims(dim, input.dim()), keepdim, dtype)
+    return Sum.apply(input, reduction_dims(dim, input.dim()), keepdim, dtype, dim is not None)
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    return Mean.apply(input, reduction_dims(dim, input.dim()), keepdim, dtype)
+    return Mean.apply(input, reduction_dims(dim, input.dim()), keepdim, dtype, dim is not None)
 
 
 def sum_to_size(input: Tensor, *size) -> Tensor:
@@ -132,7 +141,7 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     lead = len(shape) - len(size)
     if lead < 0 or builtins.any(n != 1 and n != shape[lead + i] for i, n in enumerate(size)):
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(shape)}.")
-    out = Sum.apply(input, broadcast_dims(size, shape), True, None)
+    out = Sum.apply(input, broadcast_dims(size, shape), True, None, True)
     return out.reshape(size) if lead else out
 
 
@@ -143,6 +152,9 @@ class Prod(Op):
 
     save_inputs = (0,)
     save_output = True
+
+    def name(self) -> str:
+        return "ProdBackward0" if self.dim is None else "ProdBackward1"
 
     def forward(self, x, dim, keepdim, dtype=None):
         self.input_shape, self.dim, self.keepdim = x.shape, dim, keepdim
@@ -414,8 +426,14 @@ class Extremum(SplitAmongTies):
     """amax / amin, and ``max()`` / ``min()`` of all elements (``evenly``)."""
     row_major_output = True
 
+    def name(self) -> str:  # max() / min() of all elements are MaxBackward1 / MinBackward1 in PyTorch
+        if self.evenly:
+            return "MaxBackward1" if self.largest else "MinBackward1"
+        return "AmaxBackward0" if self.largest else "AminBackward0"
+
     def forward(self, x, dims, keepdim, largest, evenly=False):
         self.input_shape, self.dims, self.keepdim, self.evenly = x.shape, dims, keepdim, evenly
+        self.largest = largest
         return (self.xp.amax if largest else self.xp.amin)(x, axis=dims, keepdims=keepdim)
 
 
@@ -441,7 +459,11 @@ class SelectAlongDim(Op):
 class ExtremumAlongDim(SelectAlongDim):
     """``max(input, dim)`` / ``min(input, dim)``: values and the index of the first extremum (NaN wins)."""
 
+    def name(self) -> str:
+        return "MaxBackward0" if self.largest else "MinBackward0"
+
     def forward(self, x, dim, keepdim, largest):
+        self.largest = largest
         index = (self.xp.argmax if largest else self.xp.argmin)(x, axis=dim, keepdims=True).astype(_int64(self))
         return self.pick(x, index, dim, keepdim)
 
@@ -570,6 +592,9 @@ class Var(Op):
     save_inputs = (0,)
     save_output = True  # std's gradient reads it; var saves only x, as PyTorch (set in forward)
 
+    def name(self) -> str:
+        return "StdBackward0" if self.take_sqrt else "VarBackward0"
+
     def forward(self, x, dims, correction, keepdim, take_sqrt, whole=False):
         xp = self.xp
         self.input_shape, self.dims, self.keepdim, self.take_sqrt = x.shape, dims, keepdim, take_sqrt
@@ -671,6 +696,9 @@ class Norm(Op):
 
     save_inputs = (0,)
     save_output = True
+
+    def name(self) -> str:  # torch.norm and linalg.norm of vectors call linalg.vector_norm
+        return "LinalgVectorNormBackward0"
 
     def forward(self, x, p, dims, keepdim):
         xp = self.xp

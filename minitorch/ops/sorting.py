@@ -69,6 +69,9 @@ class Kthvalue(SelectAlongDim):
 class MedianAlongDim(SelectAlongDim):
     """The lower median along ``dim`` and its index; a slice with NaN gives its first NaN."""
 
+    def name(self) -> str:  # median(x, dim); median(x) is MedianBackward0
+        return "MedianBackward1"
+
     row_major_output = True
 
     def forward(self, x, dim, keepdim):

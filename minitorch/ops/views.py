@@ -72,6 +72,11 @@ def view_creation(x: Tensor, multi_output: bool = False) -> str:
 class ViewOp(Op):
     """An op whose output shares the input's storage. Subclasses define ``geometry``."""
 
+    node_name = None  # PyTorch's node where the caller knows it better (t() is TBackward0, a Transpose)
+
+    def name(self) -> str:
+        return self.node_name or type(self).__name__ + "Backward0"
+
     def geometry(self, shape, stride, offset, *params):
         """``(size, stride, offset)`` of the view, from the input's geometry."""
         raise NotImplementedError
@@ -304,9 +309,17 @@ def transpose(input: Tensor, dim0: int | str, dim1: int | str) -> Tensor:
         dim0, dim1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
     except TypeError:  # dimension names
         dim0, dim1 = input._wrap_dim(dim0), input._wrap_dim(dim1)
-    if dim0 == dim1:  # still a new view (an alias), as in PyTorch
-        return View.apply(input, input._array.shape)
+    if dim0 == dim1:  # still a new view (an alias), as in PyTorch, and its node is TransposeBackward0 there
+        return _named(View.apply(input, input._array.shape), "TransposeBackward0")
     return Transpose.apply(input, dim0, dim1)
+
+
+def _named(out: Tensor, node_name: str) -> Tensor:
+    """``out`` with its view node called ``node_name`` (only the name: the node is unchanged)."""
+    node = out._grad_fn
+    if isinstance(node, ViewOp):
+        node.node_name = node_name
+    return out
 
 
 swapaxes = swapdims = transpose
@@ -315,7 +328,8 @@ swapaxes = swapdims = transpose
 def t(input: Tensor) -> Tensor:
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
-    return transpose(input, 0, 0 if input.dim() < 2 else 1)  # below 2 dims: a new view (an alias), as PyTorch
+    # below 2 dims: a new view (an alias), as PyTorch
+    return _named(transpose(input, 0, 0 if input.dim() < 2 else 1), "TBackward0")
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:
@@ -416,7 +430,10 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = tuple(range(ndim))
     else:
         dims = tuple(wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim))
-    return Squeeze.apply(input, dims)
+    if dim is None:
+        return Squeeze.apply(input, dims)
+    # PyTorch's overloads: squeeze() is SqueezeBackward0, squeeze(dim) 1, squeeze(dims) 2
+    return _named(Squeeze.apply(input, dims), "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2")
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -427,6 +444,9 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 class Narrow(ViewOp):
+    def name(self) -> str:  # PyTorch's narrow is a slice
+        return "SliceBackward0"
+
     def geometry(self, shape, stride, offset, dim, start, length):
         return shape[:dim] + (length,) + shape[dim + 1 :], stride, offset + start * stride[dim]
 
@@ -465,8 +485,23 @@ class Index(ViewOp):
     """Basic indexing: ints, slices (positive steps), None and Ellipsis, in one view."""
 
     def name(self) -> str:
+        """PyTorch applies the components one by one (int: select, slice: slice, None: unsqueeze; a slice over a
+        whole dim is skipped, except a lone one: ``x[:]``) and names the output by the last; minitorch records
+        them as one node."""
         index = self.params[0]
-        return "SelectBackward0" if all(isinstance(i, int) for i in index) else "SliceBackward0"
+        if len(index) == 1 and isinstance(index[0], slice):
+            return "SliceBackward0"
+        last, dim, shape = "AliasBackward0", 0, self.input_shape
+        for item in index:
+            if item is None:
+                last = "UnsqueezeBackward0"
+                continue
+            if isinstance(item, int):
+                last = "SelectBackward0"
+            elif item.indices(shape[dim]) != (0, shape[dim], 1):
+                last = "SliceBackward0"
+            dim += 1
+        return last
 
     def geometry(self, shape, stride, offset, index):
         size, new_stride, dim = [], [], 0

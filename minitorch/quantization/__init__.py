@@ -1,7 +1,7 @@
 """Quantized tensors (qint8, quint8, qint32) that take part in autograd, fake quantization, observers and
 quantization-aware training. See docs/quantization.md."""
 
-from . import views  # noqa: F401  (registers the quantized views, clone and device moves)
+from . import copy, views  # noqa: F401  (register copy_, the quantized views, clone and device moves)
 from .fake_quantize import (
     _fake_quantize_learnable_per_channel_affine,
     _fake_quantize_learnable_per_tensor_affine,

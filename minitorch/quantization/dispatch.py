@@ -43,7 +43,14 @@ def apply_quantized(cls, *args, **params):
 
 def record(node, args, out: Tensor) -> None:
     """``node._record`` with float32 gradient metadata for quantized inputs and outputs."""
-    node._record(args, (out,))
+    # _record records nothing for an integer output; a quantized one carries a float32 gradient, so the node is
+    # recorded against a zero-stride float32 stand-in of its shape (no quantized op saves its output)
+    stand_in = out
+    if isinstance(out, QTensor):
+        xp = out._storage.backend.xp
+        stand_in = from_array(xp.broadcast_to(xp.zeros((), xp.float32), out._array.shape), out._storage.backend,
+                              out._storage.device)
+    node._record(args, (stand_in,))
     node._arrays, node._uniform = False, None  # saved QTensors are integer arrays: backward needs their Tensors
     node._input_meta = tuple(
         (a._array.shape, GRAD_DTYPE) if isinstance(a, QTensor) and meta is not None else meta

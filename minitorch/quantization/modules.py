@@ -113,22 +113,27 @@ class DeQuantStub(Module):
 
 
 class Quantize(Module):
-    """Float -> quantized with a fixed scale and zero point."""
+    """Float -> quantized with a fixed scale and zero point, kept as buffers (``scale`` float32 [1],
+    ``zero_point`` int64 [1]) as in PyTorch, so they are in the state dict."""
 
-    def __init__(self, scale: float, zero_point: int, dtype=_dtype.quint8):
+    def __init__(self, scale: float, zero_point: int, dtype=_dtype.quint8, factory_kwargs=None):
         super().__init__()
-        self.scale, self.zero_point, self.dtype = float(scale), int(zero_point), dtype
+        factory_kwargs = dict(factory_kwargs or {})
+        device = factory_kwargs.get("device")
+        self.register_buffer("scale", tensor([scale], dtype=factory_kwargs.get("dtype"), device=device))
+        self.register_buffer("zero_point", tensor([zero_point], dtype=_dtype.int64, device=device))
+        self.dtype = dtype
 
     def forward(self, x: Tensor) -> QTensor:
-        return quantize_per_tensor(x, self.scale, self.zero_point, self.dtype)
+        return quantize_per_tensor(x, float(self.scale.item()), int(self.zero_point.item()), self.dtype)
 
-    @classmethod
-    def from_float(cls, mod: Module) -> Quantize:
+    @staticmethod
+    def from_float(mod: Module, use_precomputed_fake_quant: bool = False) -> Quantize:
         scale, zero_point = mod.activation_post_process.calculate_qparams()
-        return cls(scale.item(), int(zero_point.item()), mod.activation_post_process.dtype)
+        return Quantize(scale.float().item(), int(zero_point.long().item()), mod.activation_post_process.dtype)
 
     def extra_repr(self) -> str:
-        return f"scale=tensor([{self.scale:.4f}]), zero_point=tensor([{self.zero_point}]), dtype={self.dtype}"
+        return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}"
 
 
 class DeQuantize(Module):
@@ -169,35 +174,145 @@ class QATLinear(FloatLinear):
         return "Linear"
 
 
+class LinearPackedParams(Module):
+    """The (weight, bias) pair of a quantized Linear (``torch.ao.nn.quantized.modules.linear.LinearPackedParams``).
+
+    PyTorch packs them for FBGEMM; minitorch keeps the quantized weight and float bias as they are. The state
+    dict has PyTorch's version-3 layout, ``dtype`` and ``_packed_params`` = ``(weight, bias)``, so the state
+    dicts of converted models load in both libraries."""
+
+    _version = 3
+
+    def __init__(self, dtype=_dtype.qint8) -> None:
+        super().__init__()
+        if dtype is not _dtype.qint8:
+            raise RuntimeError(f"Unsupported dtype on quantized linear: {dtype} (minitorch supports torch.qint8)")
+        self.dtype = dtype
+        self.set_weight_bias(quantize_per_tensor(zeros(1, 1), 1.0, 0, dtype), None)
+
+    def set_weight_bias(self, weight: QTensor, bias: Tensor | None) -> None:
+        if not isinstance(weight, QTensor) or weight.dtype is not _dtype.qint8:
+            raise RuntimeError(f"quantized::linear_prepack: the weight must be a torch.qint8 tensor, got "
+                               f"{getattr(weight, 'dtype', type(weight).__name__)}")
+        if weight.dim() != 2:
+            raise RuntimeError(f"quantized::linear_prepack: the weight must be 2-D, got {weight.dim()} dims")
+        if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+            raise RuntimeError(f"quantized::linear_prepack: bias of shape {list(bias.shape)} does not match weight "
+                               f"of shape {list(weight.shape)}")
+        # PyTorch's prepack copies the values; later writes to the arguments do not reach the module
+        self._packed_params = (weight.detach().clone(), None if bias is None else bias.detach().clone())
+
+    def _weight_bias(self) -> tuple:
+        return self._packed_params
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+    def _apply(self, fn, recurse: bool = True) -> LinearPackedParams:
+        """Device moves (``model.to(device)``) reach the weight and bias, which are not buffers."""
+        weight, bias = self._packed_params
+        self._packed_params = (fn(weight), None if bias is None else fn(bias))
+        return super()._apply(fn, recurse)
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "dtype"] = self.dtype
+        destination[prefix + "_packed_params"] = self._weight_bias()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        """PyTorch's versions: 1 (``weight``, ``bias``), 2 (and ``dtype``), 3 (``dtype``, ``_packed_params``)."""
+        version = local_metadata.get("version", None)
+        if version is None or version < 2:
+            self.dtype = _dtype.qint8
+        else:
+            self.dtype = _pop(state_dict, prefix + "dtype", missing_keys, self.dtype)
+        if version is None or version < 3:
+            weight = _pop(state_dict, prefix + "weight", missing_keys)
+            bias = _pop(state_dict, prefix + "bias", missing_keys)
+            if weight is not None:
+                self.set_weight_bias(weight, bias)
+        else:
+            packed = _pop(state_dict, prefix + "_packed_params", missing_keys)
+            if packed is not None:
+                weight, bias = packed
+                self.set_weight_bias(weight, bias)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def __repr__(self) -> str:
+        return repr(self._weight_bias())
+
+
+def _pop(state_dict, key: str, missing_keys: list, default=None):
+    """``state_dict.pop(key)``; a missing key is reported as missing (PyTorch raises a KeyError instead)."""
+    if key in state_dict:
+        return state_dict.pop(key)
+    missing_keys.append(key)
+    return default
+
+
 class QuantizedLinear(Module):
-    """int8 Linear: quantized input (quint8) x int8 weight (per channel) -> int32 -> requantized output."""
+    """int8 Linear: quantized input (quint8) x int8 weight (per tensor or per channel) -> int32 -> requantized
+    output with ``scale``/``zero_point`` (``torch.ao.nn.quantized.Linear``, its state dict layout too)."""
+
+    _version = 3
+    _FLOAT_MODULE = FloatLinear
 
     def __init__(self, in_features: int, out_features: int, bias_: bool = True, dtype=_dtype.qint8) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.scale, self.zero_point = 1.0, 0
         weight = quantize_per_tensor(zeros(out_features, in_features), 1.0, 0, dtype)
-        self.register_buffer("_weight", weight)
-        self.register_buffer("bias", zeros(out_features) if bias_ else None)
+        self._packed_params = LinearPackedParams(dtype)
+        self._packed_params.set_weight_bias(weight, zeros(out_features) if bias_ else None)
+        self.scale, self.zero_point = 1.0, 0
+
+    def _weight_bias(self) -> tuple:
+        return self._packed_params._weight_bias()
 
     def weight(self) -> QTensor:
-        return self._weight
+        return self._weight_bias()[0]
+
+    def bias(self) -> Tensor | None:
+        return self._weight_bias()[1]
 
     def set_weight_bias(self, weight: QTensor, bias: Tensor | None) -> None:
-        self._weight = weight
-        self.bias = None if bias is None else bias.detach().clone()
+        self._packed_params.set_weight_bias(weight, bias)
 
     def forward(self, x: QTensor) -> QTensor:
-        return quantized_linear(x, self._weight, self.bias, self.scale, self.zero_point)
+        weight, bias = self._weight_bias()
+        return quantized_linear(x, weight, bias, self.scale, self.zero_point)
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = tensor(self.scale)
+        destination[prefix + "zero_point"] = tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        scale = _pop(state_dict, prefix + "scale", missing_keys)
+        zero_point = _pop(state_dict, prefix + "zero_point", missing_keys)
+        if scale is not None:
+            self.scale = float(scale)
+        if zero_point is not None:
+            self.zero_point = int(zero_point)
+        version = local_metadata.get("version", None)
+        if (version is None or version == 1) and prefix + "weight" in state_dict:
+            # version 1 kept weight and bias here; they now belong to the _packed_params submodule
+            state_dict[prefix + "_packed_params.weight"] = state_dict.pop(prefix + "weight")
+            state_dict[prefix + "_packed_params.bias"] = state_dict.pop(prefix + "bias", None)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     @classmethod
-    def from_float(cls, mod: Module) -> QuantizedLinear:
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> QuantizedLinear:
         """From a ``qat.Linear`` (or an observed ``nn.Linear``): weight quantized with its fake-quant's
         qparams, output qparams from its ``activation_post_process``."""
         weight_post_process = getattr(mod, "weight_fake_quant", None)
         if weight_post_process is None:
             weight_post_process = mod.qconfig.weight()
-        weight_post_process(mod.weight.detach())
+        if not use_precomputed_fake_quant:
+            weight_post_process(mod.weight.detach())
         w_scale, w_zero_point = weight_post_process.calculate_qparams()
         weight = mod.weight.detach().float()
         if weight_post_process.qscheme in (per_channel_affine, per_channel_symmetric):
@@ -205,17 +320,21 @@ class QuantizedLinear(Module):
         else:
             qweight = quantize_per_tensor(weight, w_scale.item(), int(w_zero_point.item()), weight_post_process.dtype)
         scale, zero_point = mod.activation_post_process.calculate_qparams()
-        qlinear = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        qlinear = cls(mod.in_features, mod.out_features, mod.bias is not None, dtype=weight_post_process.dtype)
         qlinear.set_weight_bias(qweight, mod.bias)
-        qlinear.scale, qlinear.zero_point = scale.item(), int(zero_point.item())
+        qlinear.scale, qlinear.zero_point = float(scale), int(zero_point)
         return qlinear
 
     def _get_name(self) -> str:
         return "QuantizedLinear"
 
+    def __repr__(self) -> str:
+        """Without the packed (weight, bias) child, as PyTorch prints it."""
+        return f"{self._get_name()}({self.extra_repr()})"
+
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
-                f"zero_point={self.zero_point}, qscheme={self._weight.qscheme()}")
+                f"zero_point={self.zero_point}, qscheme={self.weight().qscheme()}")
 
 
 class QuantizedReLU(Module):

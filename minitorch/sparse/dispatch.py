@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..ops.arithmetic import Add, Div, Mul, Neg, Sub
+from ..ops.arithmetic import Add, Div, Mul, Neg, Rsub, Sub
 from ..ops.blas import Matmul
 from ..ops.conversion import Clone, ToCopy
 from ..ops.op import register_non_dense
@@ -26,13 +26,14 @@ def _add(input, other, alpha=1):
     return ops.add(input, other, alpha)
 
 
+@register_non_dense(Rsub, "sparse")
 @register_non_dense(Sub, "sparse")
 def _sub(input, other, alpha=1):
     return ops.add(input, other, -alpha)
 
 
 @register_non_dense(Sum, "sparse")
-def _sum(input, dims, keepdim=False, dtype=None):
+def _sum(input, dims, keepdim=False, dtype=None, dim_given=False):
     if keepdim:
         raise RuntimeError(f"sum(): keepdim=True is not supported for sparse tensors (size {list(input.shape)})")
     return functional.sum(input, None if len(dims) == input.dim() else dims, dtype=dtype)

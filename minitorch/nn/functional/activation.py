@@ -177,10 +177,16 @@ class Activation(Elementwise):
         return type(self).derivative(grad, x, None, *self.params)
 
 
+NODE_NAMES = {"logsigmoid": "LogSigmoidBackward0"}  # PyTorch's node names that are not the capitalized op name
 OPS = {
-    name: type(name.title().replace("_", ""), (Activation,), {"kernel": staticmethod(k), "derivative": staticmethod(d)})
+    name: type(name.title().replace("_", ""), (Activation,), {
+        "kernel": staticmethod(k), "derivative": staticmethod(d),
+        **({"name": lambda self, _node=NODE_NAMES[name]: _node} if name in NODE_NAMES else {}),
+    })
     for name, (k, d) in ACTIVATIONS.items()
 }
+# celu is elu with input_scale 1 / alpha, under PyTorch's node name for it
+Celu = type("Celu", (OPS["elu"],), {"name": lambda self: "CeluBackward0"})
 
 
 class Gelu(Activation):
@@ -301,7 +307,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _apply("elu", input, alpha, 1.0, 1.0 / alpha)
+    check_floating("elu", input)
+    return Celu.apply(input, alpha, 1.0, 1.0 / alpha)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -384,6 +391,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 class Prelu(Elementwise):
     """``x`` where ``x > 0``, else ``weight * x`` (``weight`` broadcasts; the engine sums its gradient back).
     Its backward is an op of its own, PyTorch's _prelu_kernel_backward, so double backward is PyTorch's."""
+
+    def name(self) -> str:
+        return "PreluKernelBackward0"
 
     save_inputs = (0, 1)
 

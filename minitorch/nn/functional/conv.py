@@ -157,6 +157,9 @@ class Conv(Op):
     def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent per channel
         return _conv_jvp(self, inputs, outputs, tangents)
 
+    def name(self) -> str:  # PyTorch's one convolution node, for every dimension, with the bias as an input
+        return "ConvolutionBackward0"
+
     def forward(self, x, weight, bias, geometry):
         self.geometry = geometry
         g = geometry.groups
@@ -184,6 +187,9 @@ class ConvTranspose(Op):
 
     def jvp(self, inputs, outputs, tangents):  # bilinear in (input, weight), plus the bias tangent per channel
         return _conv_jvp(self, inputs, outputs, tangents)
+
+    def name(self) -> str:  # conv_transpose*: PyTorch's convolution node too
+        return "ConvolutionBackward0"
 
     def forward(self, gy, weight, bias, geometry):
         self.geometry = geometry
@@ -453,6 +459,9 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 class Unfold(Op):
     """im2col: (N, C, *in) to the flattened windows (N, C * prod(kernel), L)."""
 
+    def name(self) -> str:
+        return "Im2ColBackward0"
+
     def forward(self, x, geometry):
         self.geometry = geometry
         cols = im2col(self, x, geometry)
@@ -464,6 +473,9 @@ class Unfold(Op):
 
 class Fold(Op):
     """col2im, the adjoint of Unfold: overlapping windows add up."""
+
+    def name(self) -> str:
+        return "Col2ImBackward0"
 
     def forward(self, cols, geometry):
         self.geometry = geometry

@@ -18,6 +18,9 @@ class ConstantPad(Op):
     """``x`` with ``pads[d] = (before, after)`` elements of ``value`` added around dim ``d``
     (negative amounts crop)."""
 
+    def name(self) -> str:
+        return "ConstantPadNdBackward0"
+
     def forward(self, x, pads, value):
         self.pads = pads
         shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pads))

@@ -106,8 +106,15 @@ class MaxPool(Op):
     saved, as PyTorch's max_pool*_with_indices_backward takes it: under create_graph the gradient depends on it."""
 
     save_inputs = (0,)
+    _NODE_NAMES = {(4, False): "MaxPool2DWithIndicesBackward0", (5, False): "MaxPool3DWithIndicesBackward0",
+                   (4, True): "AdaptiveMaxPool2DBackward0", (5, True): "AdaptiveMaxPool3DBackward0"}
+
+    def name(self) -> str:  # PyTorch's node for batched 2-D and 3-D pooling (its 1-D pooling is a composite)
+        key = (len(getattr(self, "input_shape", ())), getattr(self, "adaptive", False))
+        return self._NODE_NAMES.get(key, "MaxPoolBackward0")
 
     def forward(self, x, plan):
+        self.adaptive = isinstance(plan, AdaptiveWindows)
         xp = self.xp
         cols = plan.columns(self, x)
         positions, inside = flat_positions(xp, plan.coordinates(xp), x.shape[2:])
