@@ -1,0 +1,351 @@
+"""PyTorch's element-by-element CPU samplers (``sample_gamma``, ``sample_poisson``, ``sample_binomial`` and the
+serial double normal), fast enough in Python and draw for draw the same as PyTorch's.
+
+PyTorch runs these loops one element after another on one generator: each element takes as many double
+uniforms as its rejection loop needs. The uniforms are drawn here ahead, in vectorised blocks
+(``DoubleDraws``), and consumed from a Python iterator; ``close`` then rewinds the Mersenne Twister and
+advances it by exactly the draws used, so the generator ends where PyTorch's does. Per-element constants
+are computed on whole arrays first (with glibc's ``log``/``log1p`` and exact fused multiply-adds where GCC
+fuses); what remains per draw is plain float arithmetic and ``math`` calls (glibc's functions).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import itertools
+import math
+import operator
+from fractions import Fraction
+
+import numpy as np
+
+from .exact_float import fma64, libm
+
+_F32 = np.float32
+_BLOCK = 1 << 16  # most doubles drawn ahead at once
+_LOW_53 = np.uint64((1 << 21) - 1)  # the high word's bits that a 53-bit double uniform keeps
+_TWO_PI = 2.0 * math.pi
+_F32_EXACT_INTS = float(1 << 24)  # below this, integers and their sums stay exact in float32
+_INF = math.inf
+
+# the float literals of PyTorch's sample_gamma, as the doubles they become there
+_THIRD = float(_F32(1.0) / _F32(3.0))
+_F32_0_0331 = float(_F32(0.0331))
+
+# binomial's Stirling-series tail log(k!) - (k + 1/2) log(k + 1) + (k + 1) - log(2 pi)/2, tabulated to k = 9
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                  0.00925546218271273, 0.00833056343336287)
+
+
+def _glibc_lgamma():
+    """glibc's ``lgamma`` (PyTorch's ``std::lgamma``); CPython's own differs in the last bit on half the
+    integers. Without a C library to load, CPython's."""
+    name = ctypes.util.find_library("m")
+    try:
+        function = ctypes.CDLL(name).lgamma if name else None
+    except (OSError, AttributeError):
+        function = None
+    if function is None:
+        return math.lgamma
+    function.restype, function.argtypes = ctypes.c_double, [ctypes.c_double]
+    return function
+
+
+_lgamma = _glibc_lgamma()
+
+
+class DoubleDraws:
+    """Double uniforms (the low 53 bits of ``random64()``, times 2**-53) drawn ahead in blocks and handed out one
+    at a time by ``next``. ``close`` leaves the bit generator just after the last double handed out."""
+
+    def __init__(self, bits, expected: int):
+        self._bits = bits
+        self._start = bits.state
+        self._drawn = 0
+        self._block = iter(())
+        # a chain of list iterators: each draw is two C-level calls, no Python frame
+        self.next = itertools.chain.from_iterable(self._blocks(min(max(expected, 64), _BLOCK))).__next__
+
+    def _blocks(self, size: int):
+        while True:
+            raw = self._bits.random_raw(2 * size)
+            values = ((raw[0::2] & _LOW_53) << np.uint64(32)) | raw[1::2]
+            self._drawn += size
+            self._block = iter((values * 2.0**-53).tolist())
+            yield self._block
+            size = min(2 * size, _BLOCK)
+
+    def close(self) -> int:
+        """Rewind, then draw again exactly the words used; returns the number of doubles used."""
+        used = self._drawn - operator.length_hint(self._block)
+        if used != self._drawn:
+            self._bits.state = self._start
+            words = 2 * used
+            for start in range(0, words, 2 * _BLOCK):
+                self._bits.random_raw(min(2 * _BLOCK, words - start))
+        return used
+
+
+def _fma(a: float, b: float, c: float) -> float:
+    """A scalar fused multiply-add (exact through fractions; Python 3.13 has math.fma)."""
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def _floor_fma_plus(a: float, b: float, c: float, d: float) -> int:
+    """``floor(fma(a, b, c) + d)``. The unfused sum is off by a few ulps at most, so it decides the floor
+    unless it lies that close to an integer; then the fused value is computed exactly."""
+    value = a * b + c + d
+    below = math.floor(value)
+    margin = 1e-12 * (abs(a * b) + abs(c) + abs(d) + 1.0)
+    if value - below > margin and below + 1 - value > margin:
+        return below
+    return math.floor(_fma(a, b, c) + d)
+
+
+def _columns(*arrays):
+    """Per-element constants as Python lists (a loop over lists is several times faster than over arrays)."""
+    return [np.broadcast_to(array, arrays[0].shape).tolist() for array in arrays]
+
+
+def _log(x: float) -> float:
+    """``std::log``, including ``log(0) = -inf``."""
+    return math.log(x) if x > 0 else -_INF
+
+
+# the serial double normal -------------------------------------------------------------------------------
+def normal_doubles(n: int, draw, cached):
+    """``n`` draws of ``at::normal_distribution<double>(0, 1)``: the cached ``r*sin`` first if there is one, then
+    Box-Muller pairs (u1 for the angle, u2 for the radius) that return ``r*cos`` and cache ``r*sin``."""
+    sqrt, log1p, sin, cos = math.sqrt, math.log1p, math.sin, math.cos
+    out = []
+    append = out.append
+    for _ in range(n):
+        if cached is None:
+            u1 = draw()
+            radius = sqrt(-2.0 * log1p(-draw()))
+            theta = _TWO_PI * u1
+            cached = radius * sin(theta)
+            append(radius * cos(theta))
+        else:
+            append(cached)
+            cached = None
+    return out, cached
+
+
+# gamma --------------------------------------------------------------------------------------------------
+def gamma(alphas, single: bool, draw, cached):
+    """``sample_gamma`` for each alpha (a float64 array): Marsaglia and Tsang, ``alpha < 1`` boosted by a
+    ``u**(1/alpha)`` factor. ``single``: float32's kernel, whose alpha arithmetic is in float."""
+    sqrt, log, log1p, sin, cos = math.sqrt, math.log, math.log1p, math.sin, math.cos
+    out = []
+    append = out.append
+    for alpha, boosted, exponent, d, c in zip(*_gamma_constants(alphas, single)):
+        scale = 1.0
+        if boosted:
+            if alpha == 0.0:
+                append(0.0)
+                continue
+            scale = (1.0 - draw()) ** exponent
+        while True:
+            if cached is None:
+                u1 = draw()
+                radius = sqrt(-2.0 * log1p(-draw()))
+                theta = _TWO_PI * u1
+                cached = radius * sin(theta)
+                x = radius * cos(theta)
+            else:
+                x, cached = cached, None
+            y = 1.0 + c * x
+            if y <= 0:
+                continue
+            v = y * y * y
+            u = 1.0 - draw()
+            xx = x * x
+            if u < 1.0 - _F32_0_0331 * xx * xx or log(u) < 0.5 * xx + d * (1.0 - v + log(v)):
+                append(scale * d * v)
+                break
+    return out, cached
+
+
+def _gamma_constants(alphas, single):
+    alphas = np.asarray(alphas, dtype=np.float64)
+    boost = alphas < 1.0
+    if single:
+        a32 = alphas.astype(_F32)
+        with np.errstate(divide="ignore", over="ignore"):
+            exponents = (_F32(1.0) / a32).astype(np.float64)
+        d = (np.where(boost, a32 + _F32(1.0), a32) - _F32(_THIRD)).astype(np.float64)
+    else:
+        with np.errstate(divide="ignore"):
+            exponents = 1.0 / alphas
+        d = np.where(boost, alphas + 1.0, alphas) - _THIRD
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = 1.0 / np.sqrt(9.0 * d)
+    return _columns(alphas, boost, exponents, d, c)
+
+
+# poisson ------------------------------------------------------------------------------------------------
+def poisson(rates, draw):
+    """``sample_poisson`` for each rate (a float64 array): Hoermann's transformed rejection (PTRS) from rate 10,
+    Knuth's product of uniforms below; the C++ fuses ``(2a/us + b) * U + lambda`` and ``k * loglam - lambda``."""
+    log, fabs, floor = math.log, math.fabs, math.floor
+    out = []
+    append = out.append
+    for lam, big, loglam, b, a, log_invalpha, vr, limit in zip(*_poisson_constants(rates)):
+        if big:
+            while True:
+                u = draw() - 0.5
+                v = draw()
+                us = 0.5 - fabs(u)
+                step = (2 * a / us + b) * u
+                value = step + lam + 0.43  # floor(fma(slope, u, lam) + 0.43): unfused unless that is close
+                k = floor(value)
+                margin = 1e-12 * (fabs(step) + lam + 1.0)
+                if value - k < margin or k + 1 - value < margin:
+                    k = _floor_fma_plus(2 * a / us + b, u, lam, 0.43)
+                if us >= 0.07 and v <= vr:
+                    break
+                if k < 0 or (us < 0.013 and v > us):
+                    continue
+                lhs = _log(v) + log_invalpha - log(a / (us * us) + b)
+                log_factorial = _lgamma(k + 1.0)
+                rhs = k * loglam - lam - log_factorial
+                if abs(lhs - rhs) <= 1e-12 * (abs(k * loglam) + lam + abs(log_factorial) + abs(lhs) + 1.0):
+                    rhs = _fma(k, loglam, -lam) - log_factorial  # close: decide with the fused value
+                if lhs <= rhs:
+                    break
+            append(k)
+        elif lam == 0:
+            append(0)
+        else:
+            k, product = 0, 1.0
+            while True:
+                product *= draw()
+                if product <= limit:
+                    break
+                k += 1
+            append(k)
+    return out
+
+
+def _poisson_constants(rates):
+    rates = np.asarray(rates, dtype=np.float64)
+    large = rates >= 10
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slam = np.sqrt(rates)
+        loglam = libm(np.log, rates)
+        b = fma64(2.53, slam, 0.931)
+        a = fma64(0.02483, b, -0.059)
+        log_invalpha = libm(np.log, 1.1239 + 1.1328 / (b - 3.4))
+        vr = 0.9277 - 3.6224 / (b - 2)
+        limit = libm(np.exp, -rates)
+    return _columns(rates, large, loglam, b, a, log_invalpha, vr, limit)
+
+
+# binomial -----------------------------------------------------------------------------------------------
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _to_f32(x: float) -> float:
+    return float(_F32(x))
+
+
+def binomial(counts, probs, single: bool, draw):
+    """``sample_binomial`` for each (count, prob) (float64 arrays holding the dtype's values): BTRS (Hoermann's
+    transformed rejection with squeeze) where ``count * prob >= 10``, the geometric-sum inversion below, on
+    ``1 - prob`` and mirrored when ``prob > 0.5``. ``single``: float32's kernel, whose ``scalar_t`` steps
+    (``count * prob``, ``log1p(-prob)``, the candidate ``k``, ...) are float; the rest is double."""
+    rounded = _to_f32 if single else float
+    out = []
+    append = out.append
+    for count, prob, mirror, q, mean, b, a, center, vr, ratio, alpha, mode, logq in zip(
+            *_binomial_constants(counts, probs, single)):
+        if count <= 0.0 or prob <= 0.0:
+            append(0.0)
+        elif prob >= 1.0:
+            append(count)
+        elif prob != prob:
+            append(math.nan)
+        else:
+            if mean >= 10.0:
+                k = _btrs(count, q, b, a, center, vr, ratio, alpha, mode, single, draw)
+            else:
+                k = _inversion(count, logq, draw)
+            append(rounded(count - k) if mirror else k)
+    return out
+
+
+def _binomial_constants(counts, probs, single):
+    counts = np.asarray(counts, dtype=np.float64)
+    probs = np.asarray(probs, dtype=np.float64)
+    mirrored = probs > 0.5
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if single:
+            c32, p32 = counts.astype(_F32), probs.astype(_F32)
+            q32 = np.where(mirrored, (1.0 - p32.astype(np.float64)).astype(_F32), p32)
+            mean = (c32 * q32).astype(np.float64)
+            stddev = np.sqrt(c32 * q32 * (_F32(1) - q32)).astype(np.float64)
+            mode = np.floor((c32 + _F32(1)) * q32).astype(np.float64)
+            ratio = (q32 / (_F32(1) - q32)).astype(np.float64)
+            logq = np.log1p(-q32[::-1])[::-1].astype(np.float64)  # glibc's log1pf (the strided loop)
+            q = q32.astype(np.float64)
+        else:
+            q = np.where(mirrored, 1.0 - probs, probs)
+            mean = counts * q
+            stddev = np.sqrt(counts * q * (1 - q))
+            mode = np.floor((counts + 1) * q)
+            ratio = q / (1 - q)
+            logq = libm(np.log1p, -q)
+        b = 1.15 + 2.53 * stddev
+        a = -0.0873 + 0.0248 * b + 0.01 * q
+        center = mean + 0.5
+        vr = 0.92 - 4.2 / b
+        alpha = (2.83 + 5.1 / b) * stddev
+    return _columns(counts, probs, mirrored, q, mean, b, a, center, vr, ratio, alpha, mode, logq)
+
+
+def _inversion(count: float, logq: float, draw) -> float:
+    """The number of geometric(q) gaps (``ceil(log(U) / log1p(-q))``) whose sum stays within ``count``."""
+    log = math.log
+    total, k = 0.0, 0.0
+    while True:
+        u = draw()
+        total += math.ceil(log(u) / logq) if u > 0 else _INF
+        if total > count:
+            return k
+        k += 1.0
+
+
+def _btrs(count, q, b, a, center, vr, ratio, alpha, mode, single, draw) -> float:
+    log, fabs, floor, tail = math.log, math.fabs, math.floor, _stirling_tail
+    rounded = _to_f32 if single else float
+    big = single and not (count == floor(count) and count < _F32_EXACT_INTS)  # float steps that round
+    while True:
+        u = draw() - 0.5
+        v = draw()
+        us = 0.5 - fabs(u)
+        k = float(floor((2 * a / us + b) * u + center))
+        if single and abs(k) >= _F32_EXACT_INTS:
+            k = _to_f32(k)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= vr:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        if big:
+            count_p1, rest_p1, k_p1, rest = (rounded(count + 1), rounded(rounded(count - k) + 1), rounded(k + 1),
+                                             rounded(count - k))
+        else:
+            count_p1, rest_p1, k_p1, rest = count + 1, count - k + 1, k + 1, count - k
+        bound = ((mode + 0.5) * log((mode + 1) / (ratio * (count - mode + 1)))
+                 + count_p1 * log((count - mode + 1) / rest_p1)
+                 + (k + 0.5) * log(ratio * rest_p1 / k_p1)
+                 + tail(mode) + tail(count - mode) - tail(k) - tail(rest))
+        if v <= bound:
+            return k
