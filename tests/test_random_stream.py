@@ -36,6 +36,53 @@ def test_known_pytorch_values_after_manual_seed_0():
                                                                        [3205823665, 3204790301]]
 
 
+def test_element_by_element_samplers_leave_pytorchs_stream():
+    """Gamma, Poisson and Binomial draw their uniforms ahead in blocks; the values and the draws after them
+    are PyTorch's (recorded from torch 2.13), the Gamma's cached normal included."""
+    torch.manual_seed(0)
+    gamma = torch.distributions.Gamma(torch.tensor([0.5, 2.0, 7.0]), 1.0).sample()
+    assert bits(gamma, np.uint32) == [978250990, 1059171493, 1088609378]
+    assert bits(torch.randn(2, dtype=torch.float64), np.uint64) == [13827009683078951455, 13828025752724808247]
+    assert torch.poisson(torch.tensor([3.0, 40.0, 0.0])).tolist() == [2.0, 42.0, 0.0]
+    assert bits(torch.rand(2, dtype=torch.float64), np.uint64) == [4601612375770869544, 4601008552504076192]
+    counts, probs = torch.tensor([5.0, 100.0, 1000.0, 0.0]), torch.tensor([0.3, 0.5, 0.9, 0.5])
+    assert torch.binomial(counts, probs).tolist() == [1.0, 55.0, 895.0, 0.0]
+    assert bits(torch.rand(2, dtype=torch.float64), np.uint64) == [4602892758704393363, 4597311256304387740]
+
+
+def test_drawn_ahead_uniforms_rewind_to_the_draws_used():
+    """``DoubleDraws`` over several blocks: the doubles are random64()'s, and after ``close`` the Mersenne
+    Twister stands where drawing exactly the used ones would leave it."""
+    from minitorch._backends.torch_samplers import DoubleDraws
+
+    for used in (0, 1, 63, 64, 65, 70000, 200001):
+        ahead, plain = np.random.MT19937(0), np.random.MT19937(0)
+        ahead._legacy_seeding(5)
+        plain._legacy_seeding(5)
+        draws = DoubleDraws(ahead, 10)
+        got = [draws.next() for _ in range(used)]
+        assert draws.close() == used
+        words = plain.random_raw(2 * used)
+        expected = (((words[0::2] & np.uint64(2**21 - 1)) << np.uint64(32)) | words[1::2]) * 2.0**-53
+        assert got == expected.tolist()
+        assert ahead.state["state"]["pos"] == plain.state["state"]["pos"]
+        assert ahead.random_raw(3).tolist() == plain.random_raw(3).tolist()
+
+
+def test_samplers_state_round_trip_and_generators():
+    g = torch.Generator().manual_seed(11)
+    state = g.get_state()
+    counts, probs, rates = torch.tensor([7.0, 300.0] * 50), torch.tensor([0.4, 0.7] * 50), torch.rand(100) * 40
+    first = [torch.binomial(counts, probs, generator=g), torch.poisson(rates, generator=g), torch.rand(3, generator=g)]
+    g.set_state(state)
+    again = [torch.binomial(counts, probs, generator=g), torch.poisson(rates, generator=g), torch.rand(3, generator=g)]
+    assert [t.tolist() for t in first] == [t.tolist() for t in again]
+    samples = torch.binomial(torch.full((20000,), 50.0), torch.full((20000,), 0.3))  # BTRS
+    assert abs(samples.mean().item() - 15.0) < 0.1 and abs(samples.var().item() - 10.5) < 0.4
+    samples = torch.binomial(torch.full((20000,), 10.0), torch.full((20000,), 0.9))  # mirrored inversion
+    assert abs(samples.mean().item() - 9.0) < 0.02 and samples.max().item() == 10.0
+
+
 def test_seeds_wrap_to_their_low_32_bits_but_initial_seed_keeps_all_64():
     a = torch.rand(5, generator=torch.Generator().manual_seed(7))
     g = torch.Generator().manual_seed(7 + 2**32)

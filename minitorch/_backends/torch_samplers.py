@@ -301,7 +301,7 @@ def _inversion(count: float, logq: float, draw) -> float:
 def _btrs(count, q, b, a, center, vr, ratio, alpha, mode, single, draw) -> float:
     log, fabs, floor, tail = math.log, math.fabs, math.floor, _stirling_tail
     rounded = _to_f32 if single else float
-    big = single and not (count == floor(count) and count < _F32_EXACT_INTS)  # float steps that round
+    big = single and not (count % 1.0 == 0.0 and count < _F32_EXACT_INTS)  # float steps that round
     while True:
         u = draw() - 0.5
         v = draw()
