@@ -237,27 +237,60 @@ def binomial(counts, probs, single: bool, draw):
     transformed rejection with squeeze) where ``count * prob >= 10``, the geometric-sum inversion below, on
     ``1 - prob`` and mirrored when ``prob > 0.5``. ``single``: float32's kernel, whose ``scalar_t`` steps
     (``count * prob``, ``log1p(-prob)``, the candidate ``k``, ...) are float; the rest is double."""
-    rounded = _to_f32 if single else float
+    log, fabs, floor, ceil, tail = math.log, math.fabs, math.floor, math.ceil, _stirling_tail
     out = []
     append = out.append
-    for count, prob, mirror, q, mean, b, a, center, vr, ratio, alpha, mode, logq in zip(
-            *_binomial_constants(counts, probs, single)):
+    for (count, prob, mirror, exact, mean, logq, b, a, center, vr, alpha, ratio, mode_term, rest_mode,
+         tail_mode, tail_rest_mode) in zip(*_binomial_constants(counts, probs, single)):
         if count <= 0.0 or prob <= 0.0:
             append(0.0)
-        elif prob >= 1.0:
+            continue
+        if prob >= 1.0:
             append(count)
-        elif prob != prob or count != count:  # a NaN count: PyTorch's inversion never ends
+            continue
+        if prob != prob or count != count:  # a NaN count: PyTorch's inversion never ends
             append(math.nan)
-        else:
-            if mean >= 10.0:
-                k = _btrs(count, q, b, a, center, vr, ratio, alpha, mode, single, draw)
-            else:
-                k = _inversion(count, logq, draw)
-            append(rounded(count - k) if mirror else k)
+            continue
+        if mean >= 10.0:  # BTRS
+            while True:
+                u = draw() - 0.5
+                v = draw()
+                us = 0.5 - fabs(u)
+                k = (2 * a / us + b) * u + center
+                if -_INF < k < _INF:  # an infinite count gives an infinite or NaN k, kept as C's floor keeps it
+                    k = float(floor(k))
+                    if not exact and fabs(k) >= _F32_EXACT_INTS:
+                        k = _to_f32(k)  # scalar_t k
+                if k < 0 or k > count:
+                    continue
+                if us >= 0.07 and v <= vr:
+                    break
+                v = _log(v * alpha / (a / (us * us) + b))
+                if exact:
+                    count_p1, rest_p1, k_p1, rest = count + 1, count - k + 1, k + 1, count - k
+                else:  # float sums that round
+                    rest = _to_f32(count - k)
+                    count_p1, rest_p1, k_p1 = _to_f32(count + 1), _to_f32(rest + 1), _to_f32(k + 1)
+                bound = (mode_term + count_p1 * log(rest_mode / rest_p1) + (k + 0.5) * log(ratio * rest_p1 / k_p1)
+                         + tail_mode + tail_rest_mode - tail(k) - tail(rest))
+                if v <= bound:
+                    break
+        else:  # inversion: the number of geometric gaps ceil(log(U) / log1p(-q)) whose sum stays within count
+            total, k = 0.0, 0.0
+            while True:
+                u = draw()
+                total += ceil(log(u) / logq) if u > 0 else _INF
+                if total > count:
+                    break
+                k += 1.0
+        if mirror:
+            k = count - k if exact else _to_f32(count - k)
+        append(k)
     return out
 
 
 def _binomial_constants(counts, probs, single):
+    """Per-element constants; ``exact``: the dtype's sums of whole numbers below ``count + 2`` are exact."""
     counts = np.asarray(counts, dtype=np.float64)
     probs = np.asarray(probs, dtype=np.float64)
     mirrored = probs > 0.5
@@ -271,6 +304,7 @@ def _binomial_constants(counts, probs, single):
             ratio = (q32 / (_F32(1) - q32)).astype(np.float64)
             logq = np.log1p(-q32[::-1])[::-1].astype(np.float64)  # glibc's log1pf (the strided loop)
             q = q32.astype(np.float64)
+            exact = (counts % 1.0 == 0.0) & (counts < _F32_EXACT_INTS)
         else:
             q = np.where(mirrored, 1.0 - probs, probs)
             mean = counts * q
@@ -278,52 +312,22 @@ def _binomial_constants(counts, probs, single):
             mode = np.floor((counts + 1) * q)
             ratio = q / (1 - q)
             logq = libm(np.log1p, -q)
+            exact = np.ones(counts.shape, dtype=bool)
         b = 1.15 + 2.53 * stddev
         a = -0.0873 + 0.0248 * b + 0.01 * q
         center = mean + 0.5
         vr = 0.92 - 4.2 / b
         alpha = (2.83 + 5.1 / b) * stddev
-    return _columns(counts, probs, mirrored, q, mean, b, a, center, vr, ratio, alpha, mode, logq)
+        rest_mode = counts - mode + 1
+        mode_term = (mode + 0.5) * libm(np.log, (mode + 1) / (ratio * rest_mode))
+        tail_mode, tail_rest_mode = _stirling_tails(mode), _stirling_tails(counts - mode)
+    return _columns(counts, probs, mirrored, exact, mean, logq, b, a, center, vr, alpha, ratio, mode_term,
+                    rest_mode, tail_mode, tail_rest_mode)
 
 
-def _inversion(count: float, logq: float, draw) -> float:
-    """The number of geometric(q) gaps (``ceil(log(U) / log1p(-q))``) whose sum stays within ``count``."""
-    log = math.log
-    total, k = 0.0, 0.0
-    while True:
-        u = draw()
-        total += math.ceil(log(u) / logq) if u > 0 else _INF
-        if total > count:
-            return k
-        k += 1.0
-
-
-def _btrs(count, q, b, a, center, vr, ratio, alpha, mode, single, draw) -> float:
-    log, fabs, floor, tail = math.log, math.fabs, math.floor, _stirling_tail
-    rounded = _to_f32 if single else float
-    big = single and not (count % 1.0 == 0.0 and count < _F32_EXACT_INTS)  # float steps that round
-    while True:
-        u = draw() - 0.5
-        v = draw()
-        us = 0.5 - fabs(u)
-        k = (2 * a / us + b) * u + center
-        if -_INF < k < _INF:  # an infinite count gives an infinite or NaN k, kept as C's floor keeps it
-            k = float(floor(k))
-        if single and abs(k) >= _F32_EXACT_INTS:
-            k = _to_f32(k)
-        if k < 0 or k > count:
-            continue
-        if us >= 0.07 and v <= vr:
-            return k
-        v = _log(v * alpha / (a / (us * us) + b))
-        if big:
-            count_p1, rest_p1, k_p1, rest = (rounded(count + 1), rounded(rounded(count - k) + 1), rounded(k + 1),
-                                             rounded(count - k))
-        else:
-            count_p1, rest_p1, k_p1, rest = count + 1, count - k + 1, k + 1, count - k
-        bound = ((mode + 0.5) * log((mode + 1) / (ratio * (count - mode + 1)))
-                 + count_p1 * log((count - mode + 1) / rest_p1)
-                 + (k + 0.5) * log(ratio * rest_p1 / k_p1)
-                 + tail(mode) + tail(count - mode) - tail(k) - tail(rest))
-        if v <= bound:
-            return k
+def _stirling_tails(k):
+    """``_stirling_tail`` of an array (the same operations in the same order)."""
+    kp1sq = (k + 1) * (k + 1)
+    series = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+    table = np.array(_STIRLING_TAIL)[np.clip(np.nan_to_num(k), 0, 9).astype(np.int64)]
+    return np.where(k <= 9, table, series)
