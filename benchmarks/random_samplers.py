@@ -48,6 +48,8 @@ def run(size: int, repeats: int, with_torch: bool = True) -> list[dict]:
     if with_torch:
         try:
             import torch
+
+            torch.set_num_threads(1)  # the samplers are serial loops in PyTorch too
         except ImportError:
             torch = None
     ours = cases(minitorch, size)
