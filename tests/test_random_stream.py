@@ -193,6 +193,11 @@ def test_array_stream_the_cuda_backend_uses_runs_every_draw():
     assert (stream.exponential(20, f32, 2.0) >= 0).all() and (stream.geometric(20, 0.5) >= 1).all()
     assert (stream.log_normal(5, 0.0, 1.0) > 0).all() and stream.cauchy(5, 0.0, 1.0).shape == (5,)
     assert stream.poisson(np.array([0.0, 3.0])).shape == (2,)
+    counts = np.array([0.0, 5.0, -2.0, 7.0, np.inf, 10.5, 4.0, 1e6])
+    probs = np.array([0.5, 0.0, 0.5, 1.0, 0.5, 1.0, np.nan, 0.25])
+    drawn = stream.binomial(counts, probs, True)  # PyTorch's edges: 0, 0, 0, count, NaN, count, NaN
+    assert drawn[:7].tolist()[:4] == [0.0, 0.0, 0.0, 7.0] and drawn[5] == 10.5 and np.isnan(drawn[[4, 6]]).all()
+    assert abs(drawn[7] - 250000) < 3000
     weights = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 0.0]])
     assert stream.multinomial(weights, 2, False).shape == (2, 2)
     drawn = stream.multinomial(weights, 50, True)
@@ -212,3 +217,5 @@ def test_meta_generator_draws_shapes():
     assert torch.randperm(4, device="meta").device.type == "meta"
     assert torch.empty(5, device="meta").uniform_().shape == (5,)
     assert torch.multinomial(torch.ones(2, 3, device="meta"), 2).shape == (2, 2)
+    drawn = torch.binomial(torch.ones(2, 1, device="meta"), torch.ones(3, device="meta"))
+    assert drawn.shape == (2, 3) and drawn.device.type == "meta" and drawn.dtype is torch.float32
