@@ -69,6 +69,23 @@ def test_drawn_ahead_uniforms_rewind_to_the_draws_used():
         assert ahead.random_raw(3).tolist() == plain.random_raw(3).tolist()
 
 
+@pytest.mark.parametrize("single", [True, False])
+@pytest.mark.parametrize("count, prob", [(10.0, 0.3), (400.0, 0.6), (6.0, 0.5), (2.0**24 + 5, 0.2), (1e9, 1e-8)])
+def test_vectorised_binomial_is_the_element_loop(count, prob, single):
+    """One (count, prob) for all elements runs vectorised: the same samples and the same generator state as
+    PyTorch's element-by-element loop (run here in Python)."""
+    from minitorch._backends import torch_samplers
+    from minitorch._backends.torch_mt import TorchGenerator
+
+    n = 3000
+    looped, vectorised = TorchGenerator(4), TorchGenerator(4)
+    with looped._doubles(n) as draws:
+        expected = torch_samplers.binomial(np.full(n, count), np.full(n, prob), single, draws.next)
+    got = vectorised.binomial(np.full(n, count), np.full(n, prob), single)
+    assert got.tolist() == expected
+    assert looped.get_state() == vectorised.get_state()
+
+
 def test_samplers_state_round_trip_and_generators():
     g = torch.Generator().manual_seed(11)
     state = g.get_state()

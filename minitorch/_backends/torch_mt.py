@@ -28,6 +28,7 @@ STATE_BYTES = _LEGACY_STATE.size + _STATE_TAIL.size
 _SMALL_RANGE = 1 << 28  # randint draws one 32-bit word below this range, 64 bits from it (torch 2.13)
 _CHUNK = 1 << 16  # elements per pass of a many-step kernel (a multiple of the normal fill's 16)
 _RANDPERM_SERIAL_TAIL = 2048  # the last swaps of a randperm run as a plain loop
+_SHARED = 32  # from this many elements with one set of parameters, a sampler may run vectorised
 _TWO_PI_F32 = np.float32(2 * math.pi)
 
 # mantissa bits of a uniform [0, 1) draw: 53 for float64, else 24 (measured: torch 2.13 draws half as a float,
@@ -243,6 +244,10 @@ class TorchGenerator:
         """``torch.binomial``: PyTorch's ``sample_binomial`` per element (BTRS from ``count * prob >= 10``,
         inversion below, mirrored above ``prob = 0.5``) on double uniforms. ``single``: float32's kernel."""
         with self._doubles(2 * counts.size) as draws:
+            if counts.size >= _SHARED and (counts == counts[0]).all() and (probs == probs[0]).all():
+                values = torch_samplers.binomial_shared(float(counts[0]), float(probs[0]), counts.size, single, draws)
+                if values is not None:
+                    return values
             return np.array(torch_samplers.binomial(counts, probs, single, draws.next), dtype=np.float64)
 
     # multinomial -----------------------------------------------------------------------------

@@ -63,22 +63,31 @@ class DoubleDraws:
         self._bits = bits
         self._start = bits.state
         self._drawn = 0
+        self._used = None
         self._block = iter(())
         # a chain of list iterators: each draw is two C-level calls, no Python frame
         self.next = itertools.chain.from_iterable(self._blocks(min(max(expected, 64), _BLOCK))).__next__
 
     def _blocks(self, size: int):
         while True:
-            raw = self._bits.random_raw(2 * size)
-            values = ((raw[0::2] & _LOW_53) << np.uint64(32)) | raw[1::2]
-            self._drawn += size
-            self._block = iter((values * 2.0**-53).tolist())
+            self._block = iter(self.block(size).tolist())
             yield self._block
             size = min(2 * size, _BLOCK)
 
-    def close(self) -> int:
-        """Rewind, then draw again exactly the words used; returns the number of doubles used."""
-        used = self._drawn - operator.length_hint(self._block)
+    def block(self, size: int):
+        """The next ``size`` doubles as an array (for a vectorised sampler, which then says how many it used)."""
+        raw = self._bits.random_raw(2 * size)
+        self._drawn += size
+        return (((raw[0::2] & _LOW_53) << np.uint64(32)) | raw[1::2]) * 2.0**-53
+
+    def close(self, used: int | None = None) -> int:
+        """Rewind, then draw again exactly the words used (by default: the doubles ``next`` handed out);
+        returns the number of doubles used."""
+        if self._used is not None:  # closed already
+            return self._used
+        if used is None:
+            used = self._drawn - operator.length_hint(self._block)
+        self._used = used
         if used != self._drawn:
             self._bits.state = self._start
             words = 2 * used
@@ -287,6 +296,95 @@ def binomial(counts, probs, single: bool, draw):
             k = count - k if exact else _to_f32(count - k)
         append(k)
     return out
+
+
+def binomial_shared(count: float, prob: float, n: int, single: bool, draws):
+    """``n`` draws of ``binomial`` with one (count, prob), vectorised exactly, or None (nothing drawn) where
+    the per-element loop must run. BTRS takes its uniforms in pairs, each pair accepted or not on its own:
+    the samples are the accepted pairs' ``k`` in order. The inversion's geometric gaps are whole numbers, so
+    an element's running sum is a difference of one cumulative sum (exact below 2**53): each element ends
+    at a ``searchsorted`` of that sum."""
+    constants = [column[0] for column in _binomial_constants(np.array([count]), np.array([prob]), single)]
+    (count, prob, mirror, exact, mean, logq, b, a, center, vr, alpha, ratio, mode_term, rest_mode, tail_mode,
+     tail_rest_mode) = constants
+    if not (0.0 < prob < 1.0 and 0.0 < count < _INF):
+        return None
+    if mean >= 10.0:
+        k, used = _btrs_pairs(n, count, exact, b, a, center, vr, alpha, ratio, mode_term, rest_mode, tail_mode,
+                              tail_rest_mode, draws)
+    else:
+        if 40.0 / -logq * _BLOCK + count >= 2.0**52:
+            return None
+        k, used = _inversion_sums(n, count, logq, draws)
+    draws.close(used)
+    if mirror:
+        k = count - k if exact else (count - k).astype(_F32).astype(np.float64)
+    return k
+
+
+def _btrs_pairs(n, count, exact, b, a, center, vr, alpha, ratio, mode_term, rest_mode, tail_mode, tail_rest_mode,
+                draws):
+    found, used, pairs = [], 0, min(max(2 * n, 64), _BLOCK // 2)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        while n > 0:
+            uniforms = draws.block(2 * pairs)
+            u, v = uniforms[0::2] - 0.5, uniforms[1::2]
+            us = 0.5 - np.abs(u)
+            k = np.floor((2 * a / us + b) * u + center)
+            if not exact:
+                k = np.where(np.abs(k) >= _F32_EXACT_INTS, k.astype(_F32).astype(np.float64), k)
+            accept = (k >= 0) & (k <= count)
+            check = accept & ~((us >= 0.07) & (v <= vr))
+            if check.any():
+                kc, vc, usc = k[check], v[check], us[check]
+                vc = libm(np.log, vc * alpha / (a / (usc * usc) + b))
+                rest = count - kc
+                if exact:
+                    count_p1, rest_p1, k_p1 = count + 1, count - kc + 1, kc + 1
+                else:
+                    rest = rest.astype(_F32).astype(np.float64)
+                    count_p1 = float(_F32(count + 1))
+                    rest_p1, k_p1 = (rest + 1).astype(_F32).astype(np.float64), (kc + 1).astype(_F32).astype(np.float64)
+                bound = (mode_term + count_p1 * libm(np.log, rest_mode / rest_p1)
+                         + (kc + 0.5) * libm(np.log, ratio * rest_p1 / k_p1)
+                         + tail_mode + tail_rest_mode - _stirling_tails(kc) - _stirling_tails(rest))
+                accept[check] = vc <= bound
+            hits = np.flatnonzero(accept)[:n]
+            found.append(k[hits])
+            n -= hits.size
+            used += 2 * (hits[-1] + 1 if n == 0 else pairs)
+            pairs = min(2 * pairs, _BLOCK // 2)
+    return np.concatenate(found), int(used)
+
+
+def _inversion_sums(n, count, logq, draws):
+    target = math.floor(count) + 1.0  # a whole-number sum exceeds count when it reaches floor(count) + 1
+    out = np.empty(n)
+    done, used, size = 0, 0, min(max(4 * n, 64), _BLOCK)
+    carry = np.empty(0)
+    with np.errstate(divide="ignore"):
+        while done < n:
+            uniforms = np.concatenate([carry, draws.block(size)])
+            gaps = np.ceil(libm(np.log, uniforms) / logq)
+            infinite = np.flatnonzero(gaps == _INF)  # a zero uniform ends its element: sum no further
+            last = int(infinite[0]) + 1 if infinite.size else gaps.size
+            sums = np.cumsum(gaps[:last])
+            before = np.concatenate([[0.0], sums[:-1]])
+            ends = np.searchsorted(sums, before + target, side="left").tolist()
+            start = 0
+            while done < n:
+                end = ends[start]
+                if end >= last:  # this element's gaps run past the block
+                    break
+                out[done] = end - start
+                done += 1
+                start = end + 1
+                if start >= last:
+                    break
+            used += start
+            carry = uniforms[start:]
+            size = min(2 * size, _BLOCK)
+    return out, used
 
 
 def _binomial_constants(counts, probs, single):

@@ -188,6 +188,24 @@ def test_binomial_is_pytorchs_sampler(dtype):
     assert_same_state()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_with_one_parameter_pair_is_pytorchs(dtype):
+    """One (count, prob) for every element runs vectorised (BTRS pairs, inversion by cumulative sums of the
+    geometric gaps); values and state are still PyTorch's, over several blocks of uniforms."""
+    both(12)
+    tdtype, mdtype = getattr(torch, dtype), getattr(minitorch, dtype)
+    for count, prob, n in ((10.0, 0.3, 40000), (150.0, 0.3, 70000), (5000.0, 0.9, 300), (7.0, 0.5, 60000),
+                           (3e7 + 1, 0.999, 200), (1e9, 1e-8, 500), (33.0, 0.0, 100), (1.0, 0.9999, 64)):
+        assert_same(minitorch.binomial(minitorch.full((n,), count, dtype=mdtype), minitorch.full((n,), prob, dtype=mdtype)),
+                    torch.binomial(torch.full((n,), count, dtype=tdtype), torch.full((n,), prob, dtype=tdtype)),
+                    f"{count} {prob}")
+        assert_same_state()
+    assert_same(minitorch.distributions.Binomial(20, probs=minitorch.tensor(0.4, dtype=mdtype)).sample((5000,)),
+                torch.distributions.Binomial(20, probs=torch.tensor(0.4, dtype=tdtype)).sample((5000,)))
+    assert_same(minitorch.rand(3), torch.rand(3))
+    assert_same_state()
+
+
 def test_binomial_edges_and_errors_are_pytorchs():
     both(0)
     count = torch.tensor([float("inf"), float("inf"), 5.0, -float("inf"), 0.0])
