@@ -86,6 +86,18 @@ def test_vectorised_binomial_is_the_element_loop(count, prob, single):
     assert looped.get_state() == vectorised.get_state()
 
 
+@pytest.mark.parametrize("rate", [10.0, 40.0, 1e12])
+def test_vectorised_poisson_is_the_element_loop(rate):
+    from minitorch._backends import torch_samplers
+    from minitorch._backends.torch_mt import TorchGenerator
+
+    looped, vectorised = TorchGenerator(6), TorchGenerator(6)
+    with looped._doubles(3000) as draws:
+        expected = torch_samplers.poisson(np.full(3000, rate), draws.next)
+    assert vectorised.poisson(np.full(3000, rate)).tolist() == expected
+    assert looped.get_state() == vectorised.get_state()
+
+
 def test_samplers_state_round_trip_and_generators():
     g = torch.Generator().manual_seed(11)
     state = g.get_state()

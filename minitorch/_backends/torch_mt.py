@@ -230,6 +230,8 @@ class TorchGenerator:
         """``torch.poisson``: PyTorch's ``sample_poisson`` per element (Hoermann's transformed rejection
         from rate 10, Knuth's product of uniforms below), so its draws follow PyTorch's."""
         with self._doubles(2 * rates.size) as draws:
+            if rates.size >= _SHARED and 10 <= rates[0] < math.inf and (rates == rates[0]).all():
+                return torch_samplers.poisson_shared(float(rates[0]), rates.size, draws)
             return np.array(torch_samplers.poisson(rates, draws.next), dtype=np.float64)
 
     def standard_gamma(self, alphas, single: bool):

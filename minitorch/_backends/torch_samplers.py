@@ -215,6 +215,33 @@ def poisson(rates, draw):
     return out
 
 
+def poisson_shared(lam: float, n: int, draws):
+    """``n`` draws of ``poisson`` with one rate of at least 10, vectorised exactly: PTRS takes its uniforms in
+    pairs and accepts or rejects each pair on its own, so the samples are the accepted pairs' ``k`` in order."""
+    _, _, loglam, b, a, log_invalpha, vr, _ = (column[0] for column in _poisson_constants(np.array([lam])))
+    found, used, pairs = [], 0, min(max(2 * n, 64), _BLOCK // 2)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        while n > 0:
+            uniforms = draws.block(2 * pairs)
+            u, v = uniforms[0::2] - 0.5, uniforms[1::2]
+            us = 0.5 - np.abs(u)
+            k = np.floor((2 * a / us + b) * u + lam + 0.43)
+            accept = (us >= 0.07) & (v <= vr)
+            check = ~accept & ~((k < 0) | ((us < 0.013) & (v > us)))
+            if check.any():
+                kc, usc = k[check], us[check]
+                lhs = libm(np.log, v[check]) + log_invalpha - libm(np.log, a / (usc * usc) + b)
+                log_factorial = np.array([_lgamma(value + 1.0) for value in kc.tolist()])
+                accept[check] = lhs <= -lam + kc * loglam - log_factorial
+            hits = np.flatnonzero(accept)[:n]
+            found.append(k[hits])
+            n -= hits.size
+            used += 2 * (hits[-1] + 1 if n == 0 else pairs)
+            pairs = min(2 * pairs, _BLOCK // 2)
+    draws.close(int(used))
+    return np.concatenate(found)
+
+
 def _poisson_constants(rates):
     rates = np.asarray(rates, dtype=np.float64)
     large = rates >= 10

@@ -202,6 +202,10 @@ def test_binomial_with_one_parameter_pair_is_pytorchs(dtype):
         assert_same_state()
     assert_same(minitorch.distributions.Binomial(20, probs=minitorch.tensor(0.4, dtype=mdtype)).sample((5000,)),
                 torch.distributions.Binomial(20, probs=torch.tensor(0.4, dtype=tdtype)).sample((5000,)))
+    for rate in (10.0, 37.5, 1e12):  # Poisson's PTRS with one rate: vectorised the same way
+        assert_same(minitorch.poisson(minitorch.full((30000,), rate, dtype=mdtype)),
+                    torch.poisson(torch.full((30000,), rate, dtype=tdtype)), f"poisson {rate}")
+        assert_same_state()
     assert_same(minitorch.rand(3), torch.rand(3))
     assert_same_state()
 
