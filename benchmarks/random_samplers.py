@@ -30,6 +30,10 @@ def cases(lib, size: int):
         "Binomial float32": lambda: lib.binomial(counts, probs),
         "Binomial float64": lambda: lib.binomial(counts.to(lib.float64), probs.to(lib.float64)),
         "Dirichlet (x10)": lambda: D.Dirichlet(concentration).sample(),
+        # one parameter set for every element: the vectorised paths
+        "Poisson(30)": lambda: lib.poisson(lib.full((size,), 30.0)),
+        "Binomial(100,.3)": lambda: D.Binomial(100, probs=lib.tensor(0.3)).sample((size,)),
+        "Binomial(8,.3)": lambda: D.Binomial(8, probs=lib.tensor(0.3)).sample((size,)),
     }
 
 
