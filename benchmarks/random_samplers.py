@@ -52,21 +52,26 @@ def run(size: int, repeats: int, with_torch: bool = True) -> list[dict]:
     if with_torch:
         try:
             import torch
-
-            torch.set_num_threads(1)  # the samplers are serial loops in PyTorch too
         except ImportError:
             torch = None
     ours = cases(minitorch, size)
     theirs = cases(torch, size) if torch is not None else {}
+    threads = torch.get_num_threads() if torch is not None else 1
+    if torch is not None:
+        torch.set_num_threads(1)  # the samplers are serial loops in PyTorch too
     rows = []
-    for name, draw in ours.items():
-        row = {"case": name, "minitorch_s": best_time(draw, repeats)}
-        if name in theirs:
-            row["torch_s"] = best_time(theirs[name], repeats)
-            minitorch.manual_seed(1)
-            torch.manual_seed(1)
-            row["same"] = bool(np.array_equal(draw().numpy(), theirs[name]().numpy()))
-        rows.append(row)
+    try:
+        for name, draw in ours.items():
+            row = {"case": name, "minitorch_s": best_time(draw, repeats)}
+            if name in theirs:
+                row["torch_s"] = best_time(theirs[name], repeats)
+                minitorch.manual_seed(1)
+                torch.manual_seed(1)
+                row["same"] = bool(np.array_equal(draw().numpy(), theirs[name]().numpy()))
+            rows.append(row)
+    finally:
+        if torch is not None:
+            torch.set_num_threads(threads)
     return rows
 
 
