@@ -5,14 +5,15 @@ PyTorch runs these loops one element after another on one generator: each elemen
 uniforms as its rejection loop needs. The uniforms are drawn here ahead, in vectorised blocks
 (``DoubleDraws``), and consumed from a Python iterator; ``close`` then rewinds the Mersenne Twister and
 advances it by exactly the draws used, so the generator ends where PyTorch's does. Per-element constants
-are computed on whole arrays first (with glibc's ``log``/``log1p`` and exact fused multiply-adds where GCC
-fuses); what remains per draw is plain float arithmetic and ``math`` calls (glibc's functions).
+are computed on whole arrays first (with glibc's ``log``/``log1p``; nothing is fused: these samplers live in
+Distributions.cpp, compiled without FMA); what remains per draw is plain float arithmetic and ``math`` calls
+(glibc's functions). With one parameter set for every element, BTRS, PTRS and the binomial inversion run
+vectorised (``binomial_shared``, ``poisson_shared``), still draw for draw.
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import itertools
 import math
 import operator
@@ -39,14 +40,11 @@ _STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.
 
 
 def _glibc_lgamma():
-    """glibc's ``lgamma`` (PyTorch's ``std::lgamma``); CPython's own differs in the last bit on half the
-    integers. Without a C library to load, CPython's."""
-    name = ctypes.util.find_library("m")
+    """The C library's ``lgamma`` (glibc's: PyTorch's ``std::lgamma``), found among the symbols the Python
+    process has loaded; CPython's own differs in the last bit on half the integers. Without one, CPython's."""
     try:
-        function = ctypes.CDLL(name).lgamma if name else None
-    except (OSError, AttributeError):
-        function = None
-    if function is None:
+        function = ctypes.CDLL(None).lgamma
+    except (OSError, AttributeError, TypeError):
         return math.lgamma
     function.restype, function.argtypes = ctypes.c_double, [ctypes.c_double]
     return function
