@@ -55,11 +55,12 @@ def test_drawn_ahead_uniforms_rewind_to_the_draws_used():
     Twister stands where drawing exactly the used ones would leave it."""
     from minitorch._backends.torch_samplers import DoubleDraws
 
-    for used in (0, 1, 63, 64, 65, 70000, 200001):
+    for expected, used in ((300, 0), (300, 1), (300, 299), (300, 300), (300, 70000), (300, 200001), (10, 0),
+                           (10, 37)):  # below 256 expected draws: one by one
         ahead, plain = np.random.MT19937(0), np.random.MT19937(0)
         ahead._legacy_seeding(5)
         plain._legacy_seeding(5)
-        draws = DoubleDraws(ahead, 10)
+        draws = DoubleDraws(ahead, expected)
         got = [draws.next() for _ in range(used)]
         assert draws.close() == used
         words = plain.random_raw(2 * used)

@@ -28,7 +28,7 @@ STATE_BYTES = _LEGACY_STATE.size + _STATE_TAIL.size
 _SMALL_RANGE = 1 << 28  # randint draws one 32-bit word below this range, 64 bits from it (torch 2.13)
 _CHUNK = 1 << 16  # elements per pass of a many-step kernel (a multiple of the normal fill's 16)
 _RANDPERM_SERIAL_TAIL = 2048  # the last swaps of a randperm run as a plain loop
-_SHARED = 32  # from this many elements with one set of parameters, a sampler may run vectorised
+_SHARED = 128  # from this many elements with one set of parameters, a sampler may run vectorised
 _TWO_PI_F32 = np.float32(2 * math.pi)
 
 # mantissa bits of a uniform [0, 1) draw: 53 for float64, else 24 (measured: torch 2.13 draws half as a float,
@@ -141,7 +141,8 @@ class TorchGenerator:
     def _normal_serial(self, n, mean, std):
         """``at::normal_distribution<double>`` element by element: each Box-Muller pair returns
         ``r*cos`` and caches ``r*sin`` for the next call, in this tensor or a later one."""
-        with self._doubles(n) as draws:
+        pairs = (n + 1 - (self.double_normal is not None)) // 2  # each new Box-Muller pair takes two doubles
+        with self._doubles(2 * pairs) as draws:
             values, self.double_normal = torch_samplers.normal_doubles(n, draws.next, self.double_normal)
         values = np.array(values, dtype=np.float64)
         return values if mean == 0.0 and std == 1.0 else fma64(values, std, mean)
