@@ -384,7 +384,7 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (in ``input``'s dtype), PyTorch's sampler element by element."""
     gen = _generator(generator, input.device)
     rate = _on_device("poisson", input, gen)
-    if _has_data(input) and bool((rate < 0).any()):
+    if _has_data(input) and not bool((rate >= 0).all()):  # NaN too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return _wrap(gen._rng.poisson(rate.reshape(-1)), gen, tuple(input.shape), input.dtype)
 

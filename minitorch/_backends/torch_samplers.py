@@ -29,6 +29,7 @@ _LOW_53 = np.uint64((1 << 21) - 1)  # the high word's bits that a 53-bit double 
 _TWO_PI = 2.0 * math.pi
 _F32_EXACT_INTS = float(1 << 24)  # below this, integers and their sums stay exact in float32
 _INF = math.inf
+_INT64 = 2.0**63  # sample_poisson returns an int64_t (measured: its tests see the double before the cast)
 
 # the float literals of PyTorch's sample_gamma, as the doubles they become there
 _THIRD = float(_F32(1.0) / _F32(3.0))
@@ -207,7 +208,9 @@ def poisson(rates, draw):
                 u = draw() - 0.5
                 v = draw()
                 us = 0.5 - fabs(u)
-                k = floor((2 * a / us + b) * u + lam + 0.43)
+                k = (2 * a / us + b) * u + lam + 0.43
+                if -_INF < k < _INF:
+                    k = floor(k)
                 if us >= 0.07 and v <= vr:
                     break
                 if k < 0 or (us < 0.013 and v > us):
@@ -216,14 +219,14 @@ def poisson(rates, draw):
                 rhs = -lam + k * loglam - _lgamma(k + 1.0)
                 if lhs <= rhs:
                     break
-            append(k)
+            append(k if -_INT64 <= k < _INT64 else -_INT64)  # the int64_t result: INT64_MIN out of range
         elif lam == 0:
             append(0)
         else:
             k, product = 0, 1.0
             while True:
                 product *= draw()
-                if product <= limit:
+                if not product > limit:
                     break
                 k += 1
             append(k)
@@ -254,7 +257,8 @@ def poisson_shared(lam: float, n: int, draws):
             used += 2 * (hits[-1] + 1 if n == 0 else pairs)
             pairs = min(2 * pairs, _BLOCK // 2)
     draws.close(int(used))
-    return np.concatenate(found)
+    k = np.concatenate(found)
+    return np.where((k >= -_INT64) & (k < _INT64), k, -_INT64)  # the int64_t result: INT64_MIN out of range
 
 
 def _poisson_constants(rates):

@@ -229,6 +229,20 @@ def test_binomial_edges_and_errors_are_pytorchs():
         minitorch.binomial(3.0, minitorch.tensor([0.5]))
 
 
+def test_poisson_edges_are_pytorchs():
+    """An infinite or huge rate: the C++ casts ``floor(...)`` to int64_t, out of range it is INT64_MIN; a NaN
+    rate is refused."""
+    both(1)
+    for rates in ([float("inf"), 3.0, 0.0, 1e25], [float("inf")] * 300, [1e25] * 300):
+        assert_same(minitorch.poisson(minitorch.tensor(rates, dtype=minitorch.float64)),
+                    torch.poisson(torch.tensor(rates, dtype=torch.float64)))
+        assert_same_state()
+    with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+        torch.poisson(torch.tensor([float("nan")]))
+    with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+        minitorch.poisson(minitorch.tensor([float("nan")]))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gamma_and_poisson_over_many_draws(dtype):
     """Many elements (several blocks of drawn-ahead uniforms), tiny to huge parameters: rates up to 1e16
