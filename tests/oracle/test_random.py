@@ -229,6 +229,17 @@ def test_binomial_edges_and_errors_are_pytorchs():
         minitorch.binomial(3.0, minitorch.tensor([0.5]))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_edges_are_pytorchs(dtype):
+    """alpha NaN (the squeeze accepts a NaN, which std::max turns into the smallest normal), inf and 0."""
+    both(2)
+    alphas = [float("nan"), 2.0, float("inf"), 0.0, 1e-30, 0.5] * 3
+    tdtype, mdtype = getattr(torch, dtype), getattr(minitorch, dtype)
+    assert_same(minitorch.distributions.Gamma(minitorch.tensor(alphas, dtype=mdtype), 1.0, validate_args=False).sample(),
+                torch.distributions.Gamma(torch.tensor(alphas, dtype=tdtype), 1.0, validate_args=False).sample())
+    assert_same_state()
+
+
 def test_poisson_edges_are_pytorchs():
     """An infinite or huge rate: the C++ casts ``floor(...)`` to int64_t, out of range it is INT64_MIN; a NaN
     rate is refused."""
