@@ -395,9 +395,32 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (in ``input``'s dtype), PyTorch's sampler element by element."""
     gen = _generator(generator, input.device)
     rate = _on_device("poisson", input, gen)
-    if _has_data(input) and bool((rate < 0).any()):
+    if _has_data(input) and not bool((rate >= 0).all()):  # NaN too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return _wrap(gen._rng.poisson(rate.reshape(-1)), gen, tuple(input.shape), input.dtype)
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Binomial(count, prob) samples in ``count``'s dtype, PyTorch's sampler element by element (BTRS from
+    ``count * prob >= 10``, inversion below): on the CPU generator, seeded samples are PyTorch's numbers."""
+    for name, value in (("count", count), ("prob", prob)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(value).__name__}")
+        if not value.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_dtype.scalar_type_name(value.dtype)}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(prob.dtype)} but expected "
+                           f"{_dtype.scalar_type_name(count.dtype)}")
+    if count.dtype not in (_dtype.float32, _dtype.float64):
+        raise NotImplementedError(f'"binomial_cpu" not implemented for \'{_dtype.scalar_type_name(count.dtype)}\'')
+    gen = _generator(generator, count.device)
+    shape = broadcast_shapes(tuple(count.shape), tuple(prob.shape))
+    xp = gen.backend.xp
+    counts = xp.broadcast_to(_on_device("binomial", count, gen), shape).reshape(-1)
+    probs = xp.broadcast_to(_on_device("binomial", prob, gen), shape).reshape(-1)
+    draws = gen._rng.binomial(counts, probs, count.dtype is _dtype.float32)
+    return _wrap(draws, gen, shape, count.dtype)
 
 
 def standard_gamma_draws(concentration: Tensor, generator=None) -> Tensor:
@@ -414,5 +437,5 @@ def standard_gamma_draws(concentration: Tensor, generator=None) -> Tensor:
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     "fork_rng", "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
-    "multinomial", "poisson",
+    "multinomial", "poisson", "binomial",
 ]

@@ -111,3 +111,13 @@ def _small_init(case_class):
         case_class.__init__(self, device, small=True)
 
     return __init__
+
+
+def test_random_samplers_benchmark_runs_and_compares_the_numbers():
+    """benchmarks/random_samplers.py at a tiny size: every case runs, and where PyTorch is installed both
+    libraries drew the same numbers."""
+    from benchmarks import random_samplers
+
+    rows = random_samplers.run(200, 1)
+    assert [row["case"] for row in rows] == list(random_samplers.cases(torch, 10))
+    assert all(row["minitorch_s"] > 0 and row.get("same", True) for row in rows)

@@ -36,6 +36,83 @@ def test_known_pytorch_values_after_manual_seed_0():
                                                                        [3205823665, 3204790301]]
 
 
+def test_element_by_element_samplers_leave_pytorchs_stream():
+    """Gamma, Poisson and Binomial draw their uniforms ahead in blocks; the values and the draws after them
+    are PyTorch's (recorded from torch 2.13), the Gamma's cached normal included."""
+    torch.manual_seed(0)
+    gamma = torch.distributions.Gamma(torch.tensor([0.5, 2.0, 7.0]), 1.0).sample()
+    assert bits(gamma, np.uint32) == [978250990, 1059171493, 1088609378]
+    assert bits(torch.randn(2, dtype=torch.float64), np.uint64) == [13827009683078951455, 13828025752724808247]
+    assert torch.poisson(torch.tensor([3.0, 40.0, 0.0])).tolist() == [2.0, 42.0, 0.0]
+    assert bits(torch.rand(2, dtype=torch.float64), np.uint64) == [4601612375770869544, 4601008552504076192]
+    counts, probs = torch.tensor([5.0, 100.0, 1000.0, 0.0]), torch.tensor([0.3, 0.5, 0.9, 0.5])
+    assert torch.binomial(counts, probs).tolist() == [1.0, 55.0, 895.0, 0.0]
+    assert bits(torch.rand(2, dtype=torch.float64), np.uint64) == [4602892758704393363, 4597311256304387740]
+
+
+def test_drawn_ahead_uniforms_rewind_to_the_draws_used():
+    """``DoubleDraws`` over several blocks: the doubles are random64()'s, and after ``close`` the Mersenne
+    Twister stands where drawing exactly the used ones would leave it."""
+    from minitorch._backends.torch_samplers import DoubleDraws
+
+    for expected, used in ((300, 0), (300, 1), (300, 299), (300, 300), (300, 70000), (300, 200001), (10, 0),
+                           (10, 37)):  # below 256 expected draws: one by one
+        ahead, plain = np.random.MT19937(0), np.random.MT19937(0)
+        ahead._legacy_seeding(5)
+        plain._legacy_seeding(5)
+        draws = DoubleDraws(ahead, expected)
+        got = [draws.next() for _ in range(used)]
+        assert draws.close() == used
+        words = plain.random_raw(2 * used)
+        expected = (((words[0::2] & np.uint64(2**21 - 1)) << np.uint64(32)) | words[1::2]) * 2.0**-53
+        assert got == expected.tolist()
+        assert ahead.state["state"]["pos"] == plain.state["state"]["pos"]
+        assert ahead.random_raw(3).tolist() == plain.random_raw(3).tolist()
+
+
+@pytest.mark.parametrize("single", [True, False])
+@pytest.mark.parametrize("count, prob", [(10.0, 0.3), (400.0, 0.6), (6.0, 0.5), (2.0**24 + 5, 0.2), (1e9, 1e-8)])
+def test_vectorised_binomial_is_the_element_loop(count, prob, single):
+    """One (count, prob) for all elements runs vectorised: the same samples and the same generator state as
+    PyTorch's element-by-element loop (run here in Python)."""
+    from minitorch._backends import torch_samplers
+    from minitorch._backends.torch_mt import TorchGenerator
+
+    n = 3000
+    looped, vectorised = TorchGenerator(4), TorchGenerator(4)
+    with looped._doubles(n) as draws:
+        expected = torch_samplers.binomial(np.full(n, count), np.full(n, prob), single, draws.next)
+    got = vectorised.binomial(np.full(n, count), np.full(n, prob), single)
+    assert got.tolist() == expected
+    assert looped.get_state() == vectorised.get_state()
+
+
+@pytest.mark.parametrize("rate", [10.0, 40.0, 1e12])
+def test_vectorised_poisson_is_the_element_loop(rate):
+    from minitorch._backends import torch_samplers
+    from minitorch._backends.torch_mt import TorchGenerator
+
+    looped, vectorised = TorchGenerator(6), TorchGenerator(6)
+    with looped._doubles(3000) as draws:
+        expected = torch_samplers.poisson(np.full(3000, rate), draws.next)
+    assert vectorised.poisson(np.full(3000, rate)).tolist() == expected
+    assert looped.get_state() == vectorised.get_state()
+
+
+def test_samplers_state_round_trip_and_generators():
+    g = torch.Generator().manual_seed(11)
+    state = g.get_state()
+    counts, probs, rates = torch.tensor([7.0, 300.0] * 50), torch.tensor([0.4, 0.7] * 50), torch.rand(100) * 40
+    first = [torch.binomial(counts, probs, generator=g), torch.poisson(rates, generator=g), torch.rand(3, generator=g)]
+    g.set_state(state)
+    again = [torch.binomial(counts, probs, generator=g), torch.poisson(rates, generator=g), torch.rand(3, generator=g)]
+    assert [t.tolist() for t in first] == [t.tolist() for t in again]
+    samples = torch.binomial(torch.full((20000,), 50.0), torch.full((20000,), 0.3))  # BTRS
+    assert abs(samples.mean().item() - 15.0) < 0.1 and abs(samples.var().item() - 10.5) < 0.4
+    samples = torch.binomial(torch.full((20000,), 10.0), torch.full((20000,), 0.9))  # mirrored inversion
+    assert abs(samples.mean().item() - 9.0) < 0.02 and samples.max().item() == 10.0
+
+
 def test_seeds_wrap_to_their_low_32_bits_but_initial_seed_keeps_all_64():
     a = torch.rand(5, generator=torch.Generator().manual_seed(7))
     g = torch.Generator().manual_seed(7 + 2**32)
@@ -146,6 +223,11 @@ def test_array_stream_the_cuda_backend_uses_runs_every_draw():
     assert (stream.exponential(20, f32, 2.0) >= 0).all() and (stream.geometric(20, 0.5) >= 1).all()
     assert (stream.log_normal(5, 0.0, 1.0) > 0).all() and stream.cauchy(5, 0.0, 1.0).shape == (5,)
     assert stream.poisson(np.array([0.0, 3.0])).shape == (2,)
+    counts = np.array([0.0, 5.0, -2.0, 7.0, np.inf, 10.5, 4.0, 1e6])
+    probs = np.array([0.5, 0.0, 0.5, 1.0, 0.5, 1.0, np.nan, 0.25])
+    drawn = stream.binomial(counts, probs, True)  # PyTorch's edges: 0, 0, 0, count, NaN, count, NaN
+    assert drawn[:7].tolist()[:4] == [0.0, 0.0, 0.0, 7.0] and drawn[5] == 10.5 and np.isnan(drawn[[4, 6]]).all()
+    assert abs(drawn[7] - 250000) < 3000
     weights = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 0.0]])
     assert stream.multinomial(weights, 2, False).shape == (2, 2)
     drawn = stream.multinomial(weights, 50, True)
@@ -165,3 +247,5 @@ def test_meta_generator_draws_shapes():
     assert torch.randperm(4, device="meta").device.type == "meta"
     assert torch.empty(5, device="meta").uniform_().shape == (5,)
     assert torch.multinomial(torch.ones(2, 3, device="meta"), 2).shape == (2, 2)
+    drawn = torch.binomial(torch.ones(2, 1, device="meta"), torch.ones(3, device="meta"))
+    assert drawn.shape == (2, 3) and drawn.device.type == "meta" and drawn.dtype is torch.float32

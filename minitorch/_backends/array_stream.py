@@ -60,6 +60,15 @@ class ArrayStream:
     def standard_gamma(self, alphas, single: bool):
         return self._rng.standard_gamma(alphas).astype(self.xp.float64)
 
+    def binomial(self, counts, probs, single: bool):
+        """The library's sampler on whole trials; PyTorch's edges: ``count <= 0`` or ``prob <= 0`` give 0,
+        ``prob >= 1`` gives ``count``, a NaN or infinite count NaN."""
+        xp = self.xp
+        zero, full = (counts <= 0) | (probs <= 0), probs >= 1
+        drawn = ~zero & ~full & xp.isfinite(counts) & (probs == probs)
+        draws = self._rng.binomial(xp.where(drawn, xp.floor(counts), 0).astype(xp.int64), xp.where(drawn, probs, 0.5))
+        return xp.where(zero, 0.0, xp.where(full, counts, xp.where(drawn, draws.astype(xp.float64), xp.nan)))
+
     def multinomial(self, weights, num_samples, replacement):
         xp = self.xp
         rows, categories = weights.shape

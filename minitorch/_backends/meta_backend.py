@@ -477,6 +477,9 @@ class _MetaRng:
     def standard_gamma(self, alphas, single: bool):
         return MetaArray(alphas.shape, np.float64)
 
+    def binomial(self, counts, probs, single: bool):
+        return MetaArray(counts.shape, np.float64)
+
     def multinomial(self, weights, num_samples, replacement):
         return MetaArray((weights.shape[0], num_samples), np.int64)
 

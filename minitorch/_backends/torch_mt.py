@@ -10,12 +10,13 @@ wheels (GCC with FMA contraction, the AVX2 normal kernel, glibc's libm).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
-from fractions import Fraction
 
 import numpy as np
 
+from . import torch_samplers
 from .exact_float import avx_log, avx_sincos, fma32, fma64, libm
 
 _UINT32 = 0xFFFF_FFFF
@@ -27,6 +28,7 @@ STATE_BYTES = _LEGACY_STATE.size + _STATE_TAIL.size
 _SMALL_RANGE = 1 << 28  # randint draws one 32-bit word below this range, 64 bits from it (torch 2.13)
 _CHUNK = 1 << 16  # elements per pass of a many-step kernel (a multiple of the normal fill's 16)
 _RANDPERM_SERIAL_TAIL = 2048  # the last swaps of a randperm run as a plain loop
+_SHARED = 128  # from this many elements with one set of parameters, a sampler may run vectorised
 _TWO_PI_F32 = np.float32(2 * math.pi)
 
 # mantissa bits of a uniform [0, 1) draw: 53 for float64, else 24 (measured: torch 2.13 draws half as a float,
@@ -139,20 +141,22 @@ class TorchGenerator:
     def _normal_serial(self, n, mean, std):
         """``at::normal_distribution<double>`` element by element: each Box-Muller pair returns
         ``r*cos`` and caches ``r*sin`` for the next call, in this tensor or a later one."""
-        values = np.array([self._normal_double() for _ in range(n)], dtype=np.float64)
+        pairs = (n + 1 - (self.double_normal is not None)) // 2  # each new Box-Muller pair takes two doubles
+        with self._doubles(2 * pairs) as draws:
+            values, self.double_normal = torch_samplers.normal_doubles(n, draws.next, self.double_normal)
+        values = np.array(values, dtype=np.float64)
         return values if mean == 0.0 and std == 1.0 else fma64(values, std, mean)
 
-    def _normal_double(self) -> float:
-        """One ``at::normal_distribution<double>(0, 1)`` draw: the cached ``r*sin`` if there is one, else a new
-        Box-Muller pair (u1 for the angle, u2 for the radius) whose ``r*sin`` is cached."""
-        if self.double_normal is not None:
-            value, self.double_normal = self.double_normal, None
-            return value
-        u1, u2 = self._uniform_double(), self._uniform_double()
-        radius = math.sqrt(-2.0 * math.log1p(-u2))
-        theta = 2.0 * math.pi * u1
-        self.double_normal = radius * math.sin(theta)
-        return radius * math.cos(theta)
+    @contextlib.contextmanager
+    def _doubles(self, expected: int):
+        """Double uniforms for an element-by-element sampler, drawn ahead; the generator then stands just
+        after the last one used, where PyTorch's loop leaves it."""
+        draws = torch_samplers.DoubleDraws(self._bits, expected)
+        try:
+            yield draws
+        finally:
+            if draws.close():
+                self._fresh = False
 
     # integers --------------------------------------------------------------------------------
     def random_from_to(self, n: int, low: int, high: int):
@@ -226,69 +230,28 @@ class TorchGenerator:
     def poisson(self, rates):
         """``torch.poisson``: PyTorch's ``sample_poisson`` per element (Hoermann's transformed rejection
         from rate 10, Knuth's product of uniforms below), so its draws follow PyTorch's."""
-        return np.array([self._poisson_one(float(rate)) for rate in rates.tolist()], dtype=np.float64)
-
-    def _poisson_one(self, lam: float) -> int:
-        uniform = self._uniform_double
-        if lam >= 10:
-            slam, loglam = math.sqrt(lam), math.log(lam)
-            b = _fma(2.53, slam, 0.931)
-            a = _fma(0.02483, b, -0.059)
-            invalpha = 1.1239 + 1.1328 / (b - 3.4)
-            vr = 0.9277 - 3.6224 / (b - 2)
-            while True:
-                u = uniform() - 0.5
-                v = uniform()
-                us = 0.5 - abs(u)
-                k = math.floor(_fma(2 * a / us + b, u, lam) + 0.43)
-                if us >= 0.07 and v <= vr:
-                    return k
-                if k < 0 or (us < 0.013 and v > us):
-                    continue
-                if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
-                        <= _fma(k, loglam, -lam) - math.lgamma(k + 1)):
-                    return k
-        if lam == 0:
-            return 0
-        limit, count, product = math.exp(-lam), 0, 1.0
-        while True:
-            product *= uniform()
-            if product <= limit:
-                return count
-            count += 1
+        with self._doubles(2 * rates.size) as draws:
+            if rates.size >= _SHARED and 10 <= rates[0] < math.inf and (rates == rates[0]).all():
+                return torch_samplers.poisson_shared(float(rates[0]), rates.size, draws)
+            return np.array(torch_samplers.poisson(rates, draws.next), dtype=np.float64)
 
     def standard_gamma(self, alphas, single: bool):
         """``torch._standard_gamma``: PyTorch's ``sample_gamma`` per element (Marsaglia and Tsang, ``alpha < 1``
         boosted), on double uniforms and the cached double normals. ``single``: the dtype is float32, whose
         kernel does its alpha arithmetic in float (the rest is double, as in the C++); clamping is the caller's."""
-        return np.array([self._gamma_one(float(alpha), single) for alpha in alphas.tolist()], dtype=np.float64)
+        with self._doubles(2 * alphas.size) as draws:
+            values, self.double_normal = torch_samplers.gamma(alphas, single, draws.next, self.double_normal)
+        return np.array(values, dtype=np.float64)
 
-    def _gamma_one(self, alpha: float, single: bool) -> float:
-        f32 = np.float32
-        scale = 1.0
-        if alpha < 1.0:
-            if alpha == 0.0:
-                return 0.0
-            exponent = float(f32(1.0) / f32(alpha)) if single else 1.0 / alpha
-            scale *= (1.0 - self._uniform_double()) ** exponent
-            alpha = float(f32(alpha) + f32(1.0)) if single else alpha + 1.0
-        d = float(f32(alpha) - f32(_THIRD)) if single else alpha - _THIRD  # 1.0f / 3.0f: a float constant
-        c = 1.0 / math.sqrt(9.0 * d)
-        while True:
-            y = 0.0
-            while y <= 0:
-                x = self._normal_double()
-                y = 1.0 + c * x
-            v = y * y * y
-            u = 1.0 - self._uniform_double()
-            xx = x * x
-            if u < 1.0 - _F32_0_0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
-                return scale * d * v
-
-    def _uniform_double(self) -> float:
-        self._fresh = False
-        high, low = self._bits.random_raw(), self._bits.random_raw()
-        return (((high & 0x1F_FFFF) << 32) | low) * 2.0**-53
+    def binomial(self, counts, probs, single: bool):
+        """``torch.binomial``: PyTorch's ``sample_binomial`` per element (BTRS from ``count * prob >= 10``,
+        inversion below, mirrored above ``prob = 0.5``) on double uniforms. ``single``: float32's kernel."""
+        with self._doubles(2 * counts.size) as draws:
+            if counts.size >= _SHARED and (counts == counts[0]).all() and (probs == probs[0]).all():
+                values = torch_samplers.binomial_shared(float(counts[0]), float(probs[0]), counts.size, single, draws)
+                if values is not None:
+                    return values
+            return np.array(torch_samplers.binomial(counts, probs, single, draws.next), dtype=np.float64)
 
     # multinomial -----------------------------------------------------------------------------
     def multinomial(self, weights, num_samples: int, replacement: bool):
@@ -352,11 +315,6 @@ class TorchGenerator:
         self.float_normal = float_value if float_valid else None
 
 
-# the float literals of PyTorch's sample_gamma, as the doubles they become there
-_THIRD = float(np.float32(1.0) / np.float32(3.0))
-_F32_0_0331 = float(np.float32(0.0331))
-
-
 def _in_chunks(kernel, values):
     """``kernel(values)`` a chunk at a time: a kernel of many array passes then keeps its temporaries in
     cache (2-4x faster than whole-array passes for the exact FMA and float32 normal kernels)."""
@@ -374,11 +332,6 @@ def _from_double(values, dtype):
 def _is_16_bit(dtype) -> bool:
     """half (or bfloat16): drawn and computed in float, then rounded."""
     return dtype.itemsize == 2 and dtype.kind in "fV"
-
-
-def _fma(a: float, b: float, c: float) -> float:
-    """A scalar fused multiply-add (exact through fractions; Python 3.13 has math.fma)."""
-    return float(Fraction(a) * Fraction(b) + Fraction(c))
 
 
 def _apply_swaps(perm, partner) -> None:

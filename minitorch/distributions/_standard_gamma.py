@@ -22,10 +22,12 @@ from .utils import finfo_tiny
 
 def sample_standard_gamma(concentration: Tensor) -> Tensor:
     """Gamma(concentration, 1) draws (``torch._standard_gamma``) in ``concentration``'s dtype, each at least
-    the dtype's smallest normal number, as PyTorch clamps them; ``alpha == 0`` gives that minimum too."""
+    the dtype's smallest normal number, as PyTorch clamps them (``std::max``: a NaN draw, from a NaN alpha,
+    becomes that minimum); ``alpha == 0`` gives that minimum too."""
     with no_grad():
-        draws = standard_gamma_draws(concentration.detach())
-        return draws.to(concentration.dtype).clamp(min=finfo_tiny(concentration.dtype))
+        draws = standard_gamma_draws(concentration.detach()).to(concentration.dtype)
+        tiny = finfo_tiny(concentration.dtype)
+        return where(draws > tiny, draws, tiny)
 
 
 # the C++ compares doubles with float literals (0.8f, ...): the same thresholds, as doubles

@@ -2,54 +2,20 @@
 
 from __future__ import annotations
 
-from .. import _dtype
 from ..autograd import no_grad
-from ..creation import arange, zeros
-from ..ops.comparison import where
-from ..random import rand
+from ..creation import arange
+from ..random import binomial
 from ..tensor import Size, Tensor
 from . import constraints
-from ._standard_gamma import sample_standard_gamma
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
 
-_BERNOULLI_TRIALS = 32  # counts up to this many trials are drawn as sums of Bernoulli draws
-
 
 def _clamp_by_zero(x):
     # works like clamp(x, min=0) but has grad at 0 is 0.5
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
-
-
-def sample_binomial(total_count: Tensor, probs: Tensor) -> Tensor:
-    """Binomial draws in ``probs``'s dtype (``torch.binomial``). PyTorch uses its own C++ sampler (BTRS);
-    minitorch uses Knuth's exact recursion: the ``a``-th smallest of ``n`` uniforms is Beta(a, n + 1 - a)
-    (drawn from two Gamma draws), and the count of uniforms below ``p`` splits into a Binomial on either side
-    of it. Each step halves ``n``; at most 32 trials remain, summed as Bernoulli draws."""
-    with no_grad():
-        n = total_count.detach().reshape(-1).to(_dtype.float64).floor()
-        p = probs.detach().reshape(-1).to(_dtype.float64).clamp(0, 1)
-        count = zeros(n.shape, dtype=_dtype.float64, device=n.device)
-        while True:
-            big = n > _BERNOULLI_TRIALS
-            if not bool(big.any()):
-                break
-            nb, pb = n[big], p[big]
-            a = (nb / 2).floor() + 1
-            b = nb + 1 - a
-            ga, gb = sample_standard_gamma(a), sample_standard_gamma(b)
-            x = ga / (ga + gb)  # the a-th order statistic of nb uniforms
-            left = x >= pb
-            count[big] = count[big] + where(left, 0.0, a)
-            p[big] = where(left, pb / x, (pb - x) / (1 - x)).clamp(0, 1)
-            n[big] = where(left, a - 1, b - 1)
-        trials = arange(_BERNOULLI_TRIALS, dtype=_dtype.float64, device=n.device)
-        u = rand((n.shape[0], _BERNOULLI_TRIALS), dtype=_dtype.float64, device=n.device)
-        hits = (u < p.unsqueeze(-1)) & (trials < n.unsqueeze(-1))
-        count = count + hits.sum(-1)
-        return count.to(probs.dtype).reshape(probs.shape)
 
 
 class Binomial(Distribution):
@@ -118,7 +84,7 @@ class Binomial(Distribution):
     def sample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            return sample_binomial(self.total_count.expand(shape), self.probs.expand(shape))
+            return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -631,6 +631,10 @@ STREAM_SAMPLES = {
     "StudentT.rsample": lambda D, t: D.StudentT(t.tensor([3.0, 10.0])).rsample((10,)),
     "Chi2.rsample": lambda D, t: D.Chi2(t.tensor([1.0, 4.0])).rsample((10,)),
     "Poisson.sample": lambda D, t: D.Poisson(t.tensor([0.5, 3.0, 12.0, 150.0])).sample((20,)),
+    # PyTorch's sample_binomial (BTRS from count * prob >= 10, inversion below, mirrored above prob 0.5)
+    "Binomial.sample": lambda D, t: D.Binomial(t.tensor([0.0, 5.0, 30.0, 400.0]), t.tensor([0.3, 0.8, 0.5, 0.02]))
+    .sample((20,)),
+    "Binomial.sample64": lambda D, t: D.Binomial(60, logits=t.tensor([-3.0, 0.0, 2.5], dtype=t.float64)).sample((20,)),
 }
 
 

@@ -159,6 +159,120 @@ def test_distributions_and_probability_tensors():
     assert_same_state()
 
 
+def _binomial_parameters(rng):
+    """Counts and probabilities over both samplers and every edge: count 0, prob 0/1, the prob > 0.5 mirror,
+    count * prob just below and at 10, fractional and huge counts."""
+    counts = np.concatenate([rng.integers(0, 40, 400), rng.integers(20, 5000, 400), 10 ** (rng.random(200) * 17),
+                             rng.random(100) * 60, [0, 0, 7, 7, 20, 20, 20, 25, 1e6, 2**24 + 1, 1e30, -3]])
+    probs = np.concatenate([rng.random(1100), [0.3, 0, 0, 1, 0.5, 0.49999, 0.50001, 0.4, 1e-9, 0.5, 0.25, 0.5]])
+    return counts, probs
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_is_pytorchs_sampler(dtype):
+    """torch.binomial and Binomial.sample: PyTorch's sample_binomial (BTRS, inversion, the mirror) draw for
+    draw, values and generator state."""
+    both(8)
+    counts, probs = _binomial_parameters(np.random.default_rng(2))
+    tdtype, mdtype = getattr(torch, dtype), getattr(minitorch, dtype)
+    for _ in range(2):  # the second call starts where the first left the stream
+        assert_same(minitorch.binomial(minitorch.tensor(counts, dtype=mdtype), minitorch.tensor(probs, dtype=mdtype)),
+                    torch.binomial(torch.tensor(counts, dtype=tdtype), torch.tensor(probs, dtype=tdtype)))
+        assert_same_state()
+    total, p = torch.tensor([[3.0], [40.0], [800.0]], dtype=tdtype), torch.tensor([0.1, 0.6, 0.97], dtype=tdtype)
+    mtotal, mp = minitorch.tensor(total.numpy()), minitorch.tensor(p.numpy())
+    assert_same(minitorch.distributions.Binomial(mtotal, probs=mp).sample((5,)),
+                torch.distributions.Binomial(total, probs=p).sample((5,)))
+    assert_same(minitorch.binomial(mtotal, mp), torch.binomial(total, p))  # broadcast to (3, 3)
+    assert_same(minitorch.rand(5, dtype=mdtype), torch.rand(5, dtype=tdtype))
+    assert_same_state()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_with_one_parameter_pair_is_pytorchs(dtype):
+    """One (count, prob) for every element runs vectorised (BTRS pairs, inversion by cumulative sums of the
+    geometric gaps); values and state are still PyTorch's, over several blocks of uniforms."""
+    both(12)
+    tdtype, mdtype = getattr(torch, dtype), getattr(minitorch, dtype)
+    for count, prob, n in ((10.0, 0.3, 40000), (150.0, 0.3, 70000), (5000.0, 0.9, 300), (7.0, 0.5, 60000),
+                           (3e7 + 1, 0.999, 200), (1e9, 1e-8, 500), (33.0, 0.0, 100), (1.0, 0.9999, 64)):
+        assert_same(minitorch.binomial(minitorch.full((n,), count, dtype=mdtype), minitorch.full((n,), prob, dtype=mdtype)),
+                    torch.binomial(torch.full((n,), count, dtype=tdtype), torch.full((n,), prob, dtype=tdtype)),
+                    f"{count} {prob}")
+        assert_same_state()
+    assert_same(minitorch.distributions.Binomial(20, probs=minitorch.tensor(0.4, dtype=mdtype)).sample((5000,)),
+                torch.distributions.Binomial(20, probs=torch.tensor(0.4, dtype=tdtype)).sample((5000,)))
+    for rate in (10.0, 37.5, 1e12):  # Poisson's PTRS with one rate: vectorised the same way
+        assert_same(minitorch.poisson(minitorch.full((30000,), rate, dtype=mdtype)),
+                    torch.poisson(torch.full((30000,), rate, dtype=tdtype)), f"poisson {rate}")
+        assert_same_state()
+    assert_same(minitorch.rand(3), torch.rand(3))
+    assert_same_state()
+
+
+def test_binomial_edges_and_errors_are_pytorchs():
+    both(0)
+    count = torch.tensor([float("inf"), float("inf"), 5.0, -float("inf"), 0.0])
+    prob = torch.tensor([0.5, 0.9, float("inf"), 0.2, float("nan")])
+    assert_same(minitorch.binomial(minitorch.tensor(count.numpy()), minitorch.tensor(prob.numpy())),
+                torch.binomial(count, prob))
+    assert_same_state()
+    for count, prob in ((minitorch.tensor([3, 4]), minitorch.tensor([0.5, 0.5])),
+                        (minitorch.tensor([3.0]), minitorch.tensor([1]))):
+        with pytest.raises(ValueError, match="binomial only supports floating-point dtypes"):
+            minitorch.binomial(count, prob)
+    with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+        minitorch.binomial(minitorch.tensor([3.0]), minitorch.tensor([0.5], dtype=minitorch.float64))
+    with pytest.raises(NotImplementedError, match="binomial_cpu"):
+        minitorch.binomial(minitorch.tensor([3.0]).half(), minitorch.tensor([0.5]).half())
+    with pytest.raises(TypeError):
+        minitorch.binomial(3.0, minitorch.tensor([0.5]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_edges_are_pytorchs(dtype):
+    """alpha NaN (the squeeze accepts a NaN, which std::max turns into the smallest normal), inf and 0."""
+    both(2)
+    alphas = [float("nan"), 2.0, float("inf"), 0.0, 1e-30, 0.5] * 3
+    tdtype, mdtype = getattr(torch, dtype), getattr(minitorch, dtype)
+    assert_same(minitorch.distributions.Gamma(minitorch.tensor(alphas, dtype=mdtype), 1.0, validate_args=False).sample(),
+                torch.distributions.Gamma(torch.tensor(alphas, dtype=tdtype), 1.0, validate_args=False).sample())
+    assert_same_state()
+
+
+def test_poisson_edges_are_pytorchs():
+    """An infinite or huge rate: the C++ casts ``floor(...)`` to int64_t, out of range it is INT64_MIN; a NaN
+    rate is refused."""
+    both(1)
+    for rates in ([float("inf"), 3.0, 0.0, 1e25], [float("inf")] * 300, [1e25] * 300):
+        assert_same(minitorch.poisson(minitorch.tensor(rates, dtype=minitorch.float64)),
+                    torch.poisson(torch.tensor(rates, dtype=torch.float64)))
+        assert_same_state()
+    with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+        torch.poisson(torch.tensor([float("nan")]))
+    with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+        minitorch.poisson(minitorch.tensor([float("nan")]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_and_poisson_over_many_draws(dtype):
+    """Many elements (several blocks of drawn-ahead uniforms), tiny to huge parameters: rates up to 1e16
+    show whether ``k * log(rate) - rate`` is fused (it is not)."""
+    both(9)
+    rng = np.random.default_rng(3)
+    alphas = np.concatenate([rng.random(20000) * 3, rng.random(5000) * 1e-3, 10 ** (rng.random(15000) * 14 - 2)])
+    rates = np.concatenate([rng.random(20000) * 30, 10 ** (rng.random(20000) * 16)])
+    tdtype, mdtype = getattr(torch, dtype), getattr(minitorch, dtype)
+    ta, tr = torch.tensor(alphas, dtype=tdtype), torch.tensor(rates, dtype=tdtype)
+    ma, mr = minitorch.tensor(ta.numpy()), minitorch.tensor(tr.numpy())
+    assert_same(minitorch.distributions.Gamma(ma, 1.0).sample(), torch.distributions.Gamma(ta, 1.0).sample())
+    assert_same_state()
+    assert_same(minitorch.poisson(mr), torch.poisson(tr))
+    assert_same_state()
+    assert_same(minitorch.randn(3, dtype=mdtype), torch.randn(3, dtype=tdtype))  # the cached normal carries on
+    assert_same_state()
+
+
 def test_normal_overloads():
     both(4)
     mean, std = torch.rand(3, 40), torch.rand(40, dtype=torch.float64)
