@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from . import _dtype, _grad_state
+from . import _dtype, _grad_state, _trace_state
 from ._device import as_device
 from ._geometry import contiguous_strides, wrap_dim
 from .layout import strided
@@ -282,15 +282,21 @@ class Tensor:
 
     # values -----------------------------------------------------------------------------------
     def item(self):
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "item()")
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._array.reshape(()).item() if self._array.shape else self._array.item()
 
     def tolist(self):
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "tolist()")
         return self._storage.backend.to_numpy(self._array).tolist()
 
     def numpy(self, *, force: bool = False):
         """The data as a numpy array that shares memory (CPU tensors that need no grad)."""
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "numpy()")
         if self._storage.device.type != "cpu":
             if not force:
                 raise TypeError(

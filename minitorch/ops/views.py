@@ -74,6 +74,8 @@ class ViewOp(Op):
 
     @classmethod
     def apply(cls, x: Tensor, *params):
+        if cls._tracer is not None:
+            return cls._tracer.op(cls, (x,) + params, {})
         if not x._dense:
             return dispatch_non_dense(cls, (x,) + params, {})
         node = cls.__new__(cls)
@@ -621,6 +623,8 @@ class SplitViews(Op):
 
     @classmethod
     def apply(cls, x: Tensor, dim: int, sizes: list, squeeze: bool, op_name: str):
+        if cls._tracer is not None:
+            return cls._tracer.op(cls, (x, dim, sizes, squeeze, op_name), {})
         if not x._dense:
             return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
         shape, stride, offset = x._array.shape, x.stride(), x._offset
