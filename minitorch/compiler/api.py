@@ -116,7 +116,7 @@ class CompiledFunction:
             try:
                 plan = Plan(tracer, positions, output_structure(result, tracer), key, 0.0)
                 if self.fuse:
-                    fusion.fuse(plan)
+                    fusion.fuse(plan, tracer)
                 plan.compile_seconds = time.perf_counter() - started
                 entry = Entry(plan)
             except Unsupported as exc:

@@ -17,6 +17,7 @@ from ..autograd.engine import _call_node
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
 from ..tensor import from_array
 from .errors import Unsupported
+from .replay_nodes import fused_node
 
 
 class CompiledBackward(Node):
@@ -71,7 +72,28 @@ def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
         if g is not None:
             flowing[slot] = g._array if g._dense else g
     steps = plan.steps
+    units, skip = plan.backward_units, ()
+    ndarray = steps[0].backend.ndarray
     for i in plan.schedule:
+        if i in skip:
+            continue
+        unit = units.get(i) if units else None
+        if unit is not None and type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
+            g = flowing.get(unit.grad_slot)
+            if g is None:
+                continue
+            if not unit.applies(g, ndarray):  # e.g. a gradient of another dtype: the unfused nodes after all
+                kept = nodes[i]
+                for j in unit.members:
+                    if steps[j].traced is not None:
+                        nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
+            else:
+                del flowing[unit.grad_slot]
+                for slot, contribution in unit.run(g, nodes[i]):
+                    old = flowing.get(slot)
+                    flowing[slot] = contribution if old is None else _add(old, contribution)
+                skip = unit.members if not skip else set(skip) | unit.members
+                continue
         node = nodes[i]
         step = steps[i]
         incoming = [flowing.pop(slot, None) for slot in step.outputs]

@@ -13,6 +13,7 @@ from ..autograd import grad_mode
 from ..tensor import from_array
 from .backward import CompiledBackward, engine_order
 from .errors import Unsupported
+from .replay_nodes import fused_node, saved_values
 from .tracer import Tracer, requires_grad_of
 
 
@@ -32,7 +33,7 @@ class PlanStep:
     """What the replay loop needs from a traced step, in plain attributes."""
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
-                 "backend", "device", "normalize", "row_major", "fused")
+                 "backend", "device", "row_major", "fused", "fused_head", "fused_group")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -47,7 +48,8 @@ class PlanStep:
         self.free = ()
         self.backend, self.device = backend, device
         self.row_major = step.cls.row_major_output
-        self.fused = None
+        self.fused = self.fused_group = None  # the FusedGroup this step belongs to (fusion.py)
+        self.fused_head = False
 
 
 class Plan:
@@ -77,6 +79,7 @@ class Plan:
         self.schedule = engine_order(self.steps, [r.slot for r in self.output_slots], tracer) if self.records else []
         self._liveness()
         self.fused_groups = []
+        self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
 
     def _liveness(self) -> None:
         """Each step drops the arrays it read for the last time (outputs and backward's saved values excepted)."""
@@ -106,7 +109,13 @@ class Plan:
         nodes = [None] * len(self.steps) if records else None
         for i, step in enumerate(self.steps):
             if step.fused is not None:
-                step.fused(values)
+                group = step.fused
+                if step.fused_head:
+                    group.run(values)
+                    if records and group.backward is not None:  # its nodes are made only if backward needs them
+                        nodes[group.indices[-1]] = {slot: values[slot] for slot in group.backward.kept}
+                if records and step.traced is not None and group.backward is None:
+                    nodes[i] = fused_node(step, group, values, i)
             elif step.views is not None:
                 self._run_view(step, values, nodes, i)
             else:
@@ -127,7 +136,7 @@ class Plan:
                 else:
                     values[step.outputs[0]] = _normalized(result, backend, ndarray, step.row_major)
                 if records and step.traced is not None:
-                    node._saved = _saved(step, args, values)
+                    node._saved = saved_values(step, args, values)
                     nodes[i] = node
             for slot in step.free:
                 values[slot] = None
@@ -174,20 +183,6 @@ def _normalized(array, backend, ndarray, row_major: bool):
         if array.flags.c_contiguous:
             return array
     return backend.buffer_of(array)[1]
-
-
-def _saved(step, args, values) -> tuple:
-    saved = []
-    for entry in step.saved:
-        if entry is None:
-            saved.append(None)
-        elif entry[0] == "arg":
-            saved.append(args[entry[1]])
-        elif entry[0] == "out":
-            saved.append(values[step.outputs[entry[1]]])
-        else:
-            saved.append(entry[1])
-    return tuple(saved)
 
 
 class _SlotRef:
