@@ -21,3 +21,9 @@ def factory(tensor) -> None:
     """A factory made ``tensor`` from Python values while tracing (a constant of the trace)."""
     if tracer is not None:
         tracer.factory(tensor)
+
+
+def backward_called() -> None:
+    """The engine was asked for gradients while tracing (``backward()`` inside the compiled function)."""
+    if tracer is not None:
+        tracer.backward_called()

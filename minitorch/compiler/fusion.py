@@ -195,9 +195,9 @@ class FusedKernel:
         try:
             for f, a, b, out in self.instructions:
                 if b < 0:
-                    f(regs[a], regs[out])
+                    f(regs[a], out=regs[out])
                 else:
-                    f(regs[a], regs[b], regs[out])
+                    f(regs[a], regs[b], out=regs[out])
         finally:
             if token is not None:
                 state[0].reset(token)

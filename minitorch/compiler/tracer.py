@@ -35,6 +35,7 @@ class Slot:
     tensor: Any  # the traced Tensor (kept alive while tracing, so ids stay unique)
     version: int
     source: Any = None  # input: position; external: (getter, name); step: (step index, output nr)
+    requires_grad: bool = False
 
 
 @dataclasses.dataclass
@@ -70,12 +71,12 @@ class Tracer:
     def start(self) -> None:
         Op._tracer = self
         _trace_state.tracer = self
-        self._print = builtins.print
+        self._print = original = builtins.print
         tracer = self
 
         def traced_print(*args, **kwargs):
             tracer.graph_break("print() (a Python side effect the plan cannot replay)")
-            return tracer._print(*args, **kwargs)
+            return original(*args, **kwargs)
 
         builtins.print = traced_print
 
@@ -96,7 +97,7 @@ class Tracer:
 
     # values ------------------------------------------------------------------------------------
     def add_slot(self, kind: str, tensor, source=None) -> int:
-        self.slots.append(Slot(kind, tensor, tensor._storage.version, source))
+        self.slots.append(Slot(kind, tensor, tensor._storage.version, source, requires_grad_of(tensor)))
         index = len(self.slots) - 1
         self.by_id[id(tensor)] = index
         return index
@@ -124,13 +125,17 @@ class Tracer:
             raise GraphBreak("a tensor id was reused while tracing")
         if t._storage.version != slot.version:
             raise GraphBreak(f"an in-place write to a tensor {list(t.shape)} that the trace did not record")
-        if slot.kind == "step":
-            step = self.steps[slot.source[0]]
-            if step.node is not None and t._grad_fn is not step.node:
-                raise GraphBreak("a traced tensor's history was rewritten outside the traced ops")
+        if slot.kind == "step" and t._grad_fn is not self.steps[slot.source[0]].node:
+            raise GraphBreak("a traced tensor's history was rewritten outside the traced ops (autograd.Function?)")
+        if requires_grad_of(t) != slot.requires_grad:
+            raise GraphBreak("requires_grad of a traced tensor was changed outside the traced ops")
         return index
 
     # hooks ----------------------------------------------------------------------------------------
+    def backward_called(self) -> None:
+        self.graph_break("backward() or autograd.grad() inside the function (compile the forward and loss; "
+                         "backward() on a compiled output replays the recorded backward)")
+
     def data_read(self, tensor, what: str) -> None:
         self.graph_break(f"{what} reads a tensor's values into Python (data-dependent code cannot be replayed)")
 
@@ -247,6 +252,10 @@ class Tracer:
                 self.graph_break(f"an in-place write to a {slot.kind} tensor {list(slot.tensor.shape)} "
                                  "(in-place updates are not compiled)")
                 return
+        for step in self.steps:
+            if step.node is not None and step.node._hooked:
+                self.graph_break(f"a hook (register_hook, retain_grad) on {step.node.name()}")
+                return
         for t in result_tensors:
             index = self.by_id.get(id(t))
             if index is None or self.slots[index].tensor is not t:
@@ -258,6 +267,12 @@ class Tracer:
                 return
             if t._storage.version != slot.version:
                 self.graph_break("an output was written in place after it was computed")
+                return
+            if slot.kind == "step" and t._grad_fn is not self.steps[slot.source[0]].node:
+                self.graph_break("an output's history was rewritten outside the traced ops (autograd.Function?)")
+                return
+            if requires_grad_of(t) != slot.requires_grad:
+                self.graph_break("requires_grad of an output was changed outside the traced ops")
                 return
             if slot.kind == "step" and any(other.kind != "step" and other.tensor._storage is t._storage
                                            for other in self.slots):
