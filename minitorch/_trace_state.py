@@ -27,3 +27,9 @@ def backward_called() -> None:
     """The engine was asked for gradients while tracing (``backward()`` inside the compiled function)."""
     if tracer is not None:
         tracer.backward_called()
+
+
+def detached(tensor, alias) -> None:
+    """``alias = tensor.detach()`` while tracing (the trace records it as a view without history)."""
+    if tracer is not None:
+        tracer.detached(tensor, alias)

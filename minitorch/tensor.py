@@ -414,7 +414,10 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing storage (and version counter) with no history."""
-        return self._alias()
+        t = self._alias()
+        if _trace_state.tracer is not None:
+            _trace_state.detached(self, t)
+        return t
 
     def detach_(self) -> Tensor:
         if self._meta is not None and self._meta.base is not None:

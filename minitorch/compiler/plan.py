@@ -14,7 +14,7 @@ from ..tensor import from_array
 from .backward import CompiledBackward, engine_order
 from .errors import Unsupported
 from .replay_nodes import fused_node, saved_values
-from .tracer import Tracer, requires_grad_of
+from .tracer import Detach, Tracer, requires_grad_of
 
 
 class NodeInfo:
@@ -75,6 +75,7 @@ class Plan:
         self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
         self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
         self.output_requires_grad = [requires_grad_of(tracer.slots[r.slot].tensor) for r in self.output_slots]
+        self.eager_views = tracer.eager_views  # outputs that are views of an input: made by eager views
         self.records = grad_mode.state.enabled and any(s.traced is not None for s in self.steps)
         self.schedule = engine_order(self.steps, [r.slot for r in self.output_slots], tracer) if self.records else []
         self._liveness()
@@ -157,6 +158,12 @@ class Plan:
             node._saved = ()
             nodes[i] = node
 
+    def _eager_view(self, slot: int, tensors: list):
+        root, chain = self.eager_views[slot]
+        position = next((p for s, p in self.inputs if s == root), None)
+        base = tensors[position] if position is not None else next(t for s, t, *_ in self.externals if s == root)
+        return _view_again(base, chain)
+
     def _outputs(self, values, tensors, nodes):
         made = {}
         for ref in self.output_slots:
@@ -165,12 +172,26 @@ class Plan:
             position = next((p for s, p in self.inputs if s == ref.slot), None)
             if position is not None:
                 made[ref.slot] = tensors[position]
+            elif ref.slot in self.eager_views:
+                made[ref.slot] = self._eager_view(ref.slot, tensors)
             else:
                 step = self.steps[0]
                 made[ref.slot] = from_array(values[ref.slot], step.backend, step.device)
         if nodes is not None and any(self.output_requires_grad):
             CompiledBackward.attach(self, nodes, made, tensors)
         return _rebuild(self.outputs, made)
+
+
+def _view_again(t, chain):
+    """Apply recorded view steps to ``t`` through eager dispatch (the output then shares memory and version
+    counter with ``t``, and has a view's history, as in eager mode)."""
+    for cls, args, params, nr, _ in chain:
+        if cls is Detach:
+            t = t.detach()
+            continue
+        result = cls.apply(t, *args[1:], **params)
+        t = result[nr] if type(result) is tuple else result
+    return t
 
 
 def _normalized(array, backend, ndarray, row_major: bool):

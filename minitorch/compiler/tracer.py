@@ -36,6 +36,7 @@ class Slot:
     version: int
     source: Any = None  # input: position; external: (getter, name); step: (step index, output nr)
     requires_grad: bool = False
+    grad_fn: Any = None
 
 
 @dataclasses.dataclass
@@ -53,6 +54,12 @@ class Step:
     saved: tuple = ()  # how to rebuild node._saved: ("arg", i) | ("out", k) | ("value", v) | None
 
 
+class Detach:
+    """The step ``t.detach()`` records: a view of the same geometry, without history."""
+
+    row_major_output = False
+
+
 class Tracer:
     """Records one call. ``externals`` maps ``id(tensor)`` to ``(tensor, getter, name)`` for the tensors the
     call may read without receiving them (the module's parameters and buffers, tensors of its closure)."""
@@ -65,6 +72,7 @@ class Tracer:
         self.steps: list[Step] = []
         self.break_reason: str | None = None
         self.ops_seen = 0
+        self.eager_views: dict = {}  # output slot -> (input slot, view steps): made again by eager views
         self._print = None
 
     # starting and stopping -------------------------------------------------------------------
@@ -97,7 +105,8 @@ class Tracer:
 
     # values ------------------------------------------------------------------------------------
     def add_slot(self, kind: str, tensor, source=None) -> int:
-        self.slots.append(Slot(kind, tensor, tensor._storage.version, source, requires_grad_of(tensor)))
+        version = tensor._storage.version
+        self.slots.append(Slot(kind, tensor, version, source, requires_grad_of(tensor), tensor._grad_fn))
         index = len(self.slots) - 1
         self.by_id[id(tensor)] = index
         return index
@@ -125,7 +134,7 @@ class Tracer:
             raise GraphBreak("a tensor id was reused while tracing")
         if t._storage.version != slot.version:
             raise GraphBreak(f"an in-place write to a tensor {list(t.shape)} that the trace did not record")
-        if slot.kind == "step" and t._grad_fn is not self.steps[slot.source[0]].node:
+        if t._grad_fn is not slot.grad_fn:
             raise GraphBreak("a traced tensor's history was rewritten outside the traced ops (autograd.Function?)")
         if requires_grad_of(t) != slot.requires_grad:
             raise GraphBreak("requires_grad of a traced tensor was changed outside the traced ops")
@@ -138,6 +147,19 @@ class Tracer:
 
     def data_read(self, tensor, what: str) -> None:
         self.graph_break(f"{what} reads a tensor's values into Python (data-dependent code cannot be replayed)")
+
+    def detached(self, tensor, alias) -> None:
+        if Op._tracer is not self or id(tensor) not in self.by_id:  # inside an op, or of an untraced tensor
+            return
+        try:
+            slot = self.slot_of(tensor)
+        except GraphBreak as exc:
+            self.graph_break(str(exc))
+            return
+        geometry = self._view_geometry(alias, (tensor,), ((0, slot),))
+        step = Step(Detach, (None,), ((0, slot),), {}, (), None, (geometry,))
+        step.outputs = (self.add_slot("step", alias, (len(self.steps), 0)),)
+        self.steps.append(step)
 
     def factory(self, tensor) -> None:
         if id(tensor) not in self.by_id:
@@ -242,6 +264,19 @@ class Tracer:
                 recipe.append(("value", s))
         return tuple(recipe)
 
+    def _view_chain(self, slot_index: int):
+        """``(root slot, [(cls, args, params, output nr)])``: the view steps from an input or external to an output
+        that is a view of it, or None if the output is not made by views alone."""
+        chain = []
+        while self.slots[slot_index].kind == "step":
+            step_index, nr = self.slots[slot_index].source
+            step = self.steps[step_index]
+            if step.views[nr] is None or len(step.arg_slots) != 1:
+                return None
+            chain.append((step.cls, step.args, step.params, nr, len(step.outputs) > 1))
+            slot_index = step.arg_slots[0][1]
+        return slot_index, chain[::-1]
+
     # the end -------------------------------------------------------------------------------------
     def finish(self, result_tensors) -> None:
         """Checks after the call: outputs accounted for, no untraced in-place write to any traced value."""
@@ -268,7 +303,7 @@ class Tracer:
             if t._storage.version != slot.version:
                 self.graph_break("an output was written in place after it was computed")
                 return
-            if slot.kind == "step" and t._grad_fn is not self.steps[slot.source[0]].node:
+            if t._grad_fn is not slot.grad_fn:
                 self.graph_break("an output's history was rewritten outside the traced ops (autograd.Function?)")
                 return
             if requires_grad_of(t) != slot.requires_grad:
@@ -276,8 +311,11 @@ class Tracer:
                 return
             if slot.kind == "step" and any(other.kind != "step" and other.tensor._storage is t._storage
                                            for other in self.slots):
-                self.graph_break("the function returns a view of an input (aliasing is not compiled)")
-                return
+                chain = self._view_chain(index)
+                if chain is None:
+                    self.graph_break("the function returns a tensor sharing memory with an input, not by views")
+                    return
+                self.eager_views[index] = chain
 
 
 def requires_grad_of(t) -> bool:
