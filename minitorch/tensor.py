@@ -488,6 +488,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "setting .grad (zero_grad?)")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(

@@ -254,6 +254,28 @@ def test_backward_inside_the_function_runs_eagerly():
     assert "backward()" in compiled.explain()
 
 
+def test_optimizer_steps_and_zero_grad_inside_are_graph_breaks():
+    w = torch.nn.Parameter(torch.ones(3))
+    optimizer = torch.optim.SGD([w], lr=0.5)
+    w.grad = torch.ones(3)
+    compiled = torch.compile(lambda: optimizer.step())  # no op reads w: only the write shows
+    for n in range(3):
+        compiled()
+        same(w.detach(), torch.full((3,), 1 - 0.5 * (n + 1)))
+    assert "in-place write" in compiled.explain()
+
+    def zero(x):
+        optimizer.zero_grad()
+        return x * 2
+
+    compiled = torch.compile(zero)
+    for _ in range(2):
+        w.grad = torch.ones(3)
+        compiled(torch.ones(1))
+        assert w.grad is None
+    assert "setting .grad" in compiled.explain()
+
+
 def test_custom_function_and_hooks_run_eagerly():
     class Double(torch.autograd.Function):
         @staticmethod

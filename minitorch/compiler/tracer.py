@@ -19,6 +19,7 @@ from typing import Any
 from .. import _trace_state
 from ..autograd.graph import SavedTensor
 from ..ops.op import Op
+from ..storage import Storage
 from ..tensor import Tensor, view_requires_grad
 from .errors import Unsupported
 
@@ -74,11 +75,13 @@ class Tracer:
         self.ops_seen = 0
         self.eager_views: dict = {}  # output slot -> (input slot, view steps): made again by eager views
         self._print = None
+        self._version = None
 
     # starting and stopping -------------------------------------------------------------------
     def start(self) -> None:
         Op._tracer = self
         _trace_state.tracer = self
+        self._watch_writes()
         self._print = original = builtins.print
         tracer = self
 
@@ -91,9 +94,43 @@ class Tracer:
     def stop(self) -> None:
         Op._tracer = None
         _trace_state.tracer = None
+        if self._version is not None:
+            Storage.version = self._version
+            self._version = None
         if self._print is not None:
             builtins.print = self._print
             self._print = None
+
+    def _watch_writes(self) -> None:
+        """Every version bump while tracing reaches ``written`` (the slot descriptor of ``Storage.version`` is
+        wrapped for the trace only): a write into memory that existed before the call - a parameter updated by an
+        optimizer on its arrays, an input written in place - is seen even when no op of the trace reads it."""
+        self._version = original = Storage.__dict__["version"]
+        tracer = self
+
+        class WatchedVersion:
+            def __get__(self, storage, owner=None):
+                return original if storage is None else original.__get__(storage, owner)
+
+            def __set__(self, storage, value):
+                try:
+                    original.__get__(storage, Storage)
+                except AttributeError:  # Storage.__init__ setting the first version: a new buffer, no write
+                    original.__set__(storage, value)
+                    return
+                original.__set__(storage, value)
+                tracer.written(storage)
+
+        Storage.version = WatchedVersion()
+
+    def written(self, storage) -> None:
+        if self.break_reason is not None:
+            return
+        kinds = {slot.kind for slot in self.slots if slot.tensor._storage is storage}
+        if kinds == {"step"}:
+            return  # an intermediate's memory: a later read of it sees the new version and breaks then
+        self.graph_break("an in-place write to a tensor that existed before the call or was not made by a traced op "
+                         "(an optimizer step, copy_, an in-place op on an input or parameter)")
 
     def graph_break(self, reason: str) -> None:
         """Stop tracing; the rest of the call runs eagerly. With ``fullgraph=True`` raise instead."""
