@@ -18,6 +18,12 @@ class Case:
     peak_memory = False
     heavy = False
 
+    def resident_mib(self) -> float:
+        """MiB the compiled side's plans keep between calls (scratch and pooled buffers), which a peak traced during
+        one call does not see: run.py adds it to the compiled side's peak."""
+        return sum(entry.plan.resident_bytes() for fn in getattr(self, "compiled_functions", ())
+                   for _, entry in fn.history if entry.plan is not None) / 2**20
+
     def compile_seconds(self) -> float:
         """Seconds spent tracing and planning the compiled side so far (every plan of every compiled function)."""
         return sum(entry.plan.compile_seconds for fn in getattr(self, "compiled_functions", ())

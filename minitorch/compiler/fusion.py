@@ -260,6 +260,7 @@ class FusedBackward:
         self.outgoing = outgoing  # (slot, register): each input's contributions summed in eager mode's order
         self.members = members
         self.shape, self.dtype = sample.shape, sample.dtype
+        self.scalar_ok = all(reg != grad_reg for _, reg in outgoing)  # the gradient itself is not handed on
 
     def applies(self, g, ndarray) -> bool:
         return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
@@ -267,6 +268,8 @@ class FusedBackward:
     def run(self, g, kept: dict) -> list:
         kernel = self.kernel
         regs = kernel.regs
+        if self.scalar_ok and g.size and not any(g.strides):  # a broadcast single value (sum's gradient): numpy's
+            g = g[(0,) * g.ndim]  # scalar loops are faster than a stride-0 array's, and give the same products
         regs[self.grad_reg] = g
         for slot, reg in self.saved:
             regs[reg] = kept[slot]

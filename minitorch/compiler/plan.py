@@ -82,6 +82,15 @@ class Plan:
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
 
+    def resident_bytes(self) -> int:
+        """Bytes the plan keeps between calls: fused groups' scratch buffers and pooled buffers not in use."""
+        total = 0
+        for group in self.fused_groups:
+            for kernel in (group.kernel, group.backward.kernel if group.backward is not None else None):
+                if kernel is not None:
+                    total += kernel.scratch_bytes + sum(b.nbytes for _, pool in kernel.outputs for b in pool.buffers)
+        return total
+
     def _liveness(self) -> None:
         """Each step drops the arrays it read for the last time (outputs and backward's saved values excepted)."""
         last = {}
