@@ -160,27 +160,43 @@ class FusedKernel:
         self.quiet = backend.quiet_fp_state
 
     def _allocate_scratch(self, program, escaping: set, xp) -> int:
-        """A scratch buffer per register used only inside the kernel, shared once an operand's life ends."""
-        last_use = {}
-        for n, (_, operands, _) in enumerate(program.instructions):
+        """Buffers for the registers used only inside the kernel. A value lives from the call that writes it to
+        the last call that reads it; two values share a buffer when their lives do not overlap (a value read for
+        the last time by the call that writes the next one is fine: elementwise ufuncs may write in place). A
+        value first tries the buffer of an escaping register that is written later (so a chain ``mul, add, tanh``
+        runs entirely in its output's buffer), then a scratch buffer; returns the scratch bytes."""
+        define, last_use = {}, {}
+        for n, (_, operands, out) in enumerate(program.instructions):
             for r in operands:
                 last_use[r] = n
-        free: list = []
+            define[out] = n
+        values = program.values
+
+        def fits(life, lives) -> bool:
+            return all(life[1] <= other[0] or other[1] <= life[0] for other in lives)
+
+        escaping_lives = {reg: [(define[reg], float("inf"))] for reg in escaping if reg in define}
+        scratch: list = []  # (buffer, lives)
+        self.aliases = []  # (register, escaping register whose buffer it borrows)
         total = 0
-        for n, (_, operands, out) in enumerate(program.instructions):
-            for r in set(operands):  # operands dying here give their scratch buffer back (in place is exact)
-                if last_use.get(r) == n and program.kinds[r] == "result" and r not in escaping:
-                    free.append(self.regs[r])
-            if out not in escaping:
-                value = program.values[out]
-                buffer = None
-                for i, candidate in enumerate(free):
-                    if candidate.shape == value.shape and candidate.dtype == value.dtype:
-                        buffer = free.pop(i)
+        for _, _, out in program.instructions:
+            if out in escaping:
+                continue
+            value, life = values[out], (define[out], last_use.get(out, define[out]))
+            for reg, lives in escaping_lives.items():
+                if values[reg].shape == value.shape and values[reg].dtype == value.dtype and fits(life, lives):
+                    lives.append(life)
+                    self.aliases.append((out, reg))
+                    break
+            else:
+                for buffer, lives in scratch:
+                    if buffer.shape == value.shape and buffer.dtype == value.dtype and fits(life, lives):
+                        lives.append(life)
                         break
-                if buffer is None:
+                else:
                     buffer = xp.empty(value.shape, value.dtype)
                     total += buffer.nbytes
+                    scratch.append((buffer, [life]))
                 self.regs[out] = buffer
         return total
 
@@ -190,6 +206,8 @@ class FusedKernel:
         regs = self.regs
         for reg, pool in self.outputs:
             regs[reg] = pool.take()
+        for reg, owner in self.aliases:
+            regs[reg] = regs[owner]
         state = self.quiet
         token = state[0].set(state[1]) if state is not None else None
         try:
@@ -206,6 +224,8 @@ class FusedKernel:
     def clear(self) -> None:
         regs = self.regs
         for reg, _ in self.outputs:
+            regs[reg] = None
+        for reg, _ in self.aliases:  # (a pooled buffer is reused only once nothing else refers to it)
             regs[reg] = None
         for reg in self.inputs:
             regs[reg] = None
