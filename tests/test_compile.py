@@ -76,6 +76,16 @@ def test_replay_is_bit_identical_and_records_one_node():
     assert plan.fused_groups[0].backward is not None  # the chain's backward runs fused too
 
 
+@pytest.mark.parametrize("shape", [(70_001,), (300, 257)])
+def test_large_groups_run_block_by_block_bit_identically(shape):
+    """Arrays of 4 blocks or more run their fused programs block by block (a last, shorter block included)."""
+    x = torch.randn(*shape, requires_grad=True)
+    y = torch.randn(*shape, requires_grad=True)
+    compiled = check_matches_eager(lambda x, y: ((x * y + x).tanh() * y - x.exp()).sum(), (x, y), [x, y])
+    group = plans(compiled)[0].fused_groups[0]
+    assert group.kernel.size == x.numel() and group.backward is not None and group.backward.kernel.size
+
+
 def test_unfused_backend_gives_the_same_results():
     x = torch.randn(3, 4, requires_grad=True)
     y = torch.randn(4, requires_grad=True)

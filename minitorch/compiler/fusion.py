@@ -142,6 +142,25 @@ class BufferPool:
         return buffer
 
 
+BLOCK = 16384  # elements per block of a blocked kernel: a few such arrays stay in a core's L2 cache
+BLOCKED_FROM = 4 * BLOCK  # arrays smaller than this run whole (a block's Python loop would cost more than it saves)
+
+
+def _blockable_size(program) -> int | None:
+    """The element count every array register of the program has, when all have one shape (no broadcasting
+    between registers; numbers and 0-d constants aside) and it is large enough to block; else None."""
+    shapes = {value.shape for value, kind in zip(program.values, program.kinds)
+              if getattr(value, "ndim", 0) and not (kind == "const" and value.ndim == 0)}
+    if len(shapes) != 1 or any(kind == "const" and getattr(value, "ndim", 0)
+                               for value, kind in zip(program.values, program.kinds)):
+        return None
+    shape = shapes.pop()
+    size = 1
+    for n in shape:
+        size *= n
+    return size if size >= BLOCKED_FROM else None
+
+
 class FusedKernel:
     """A recorded program made runnable: constants in place, scratch buffers for values that die inside it,
     pools for the ``escaping`` registers (values that outlive it), ``inputs`` filled at each run."""
@@ -155,9 +174,13 @@ class FusedKernel:
         for reg, kind in enumerate(program.kinds):
             if kind == "const":
                 self.regs[reg] = program.values[reg]
+        self.size = _blockable_size(program)  # run block by block (see ``_execute_blocked``), or None
         self.scratch_bytes = self._allocate_scratch(program, set(escaping), xp)
         self.instructions = [(f, ops[0], ops[1] if len(ops) > 1 else -1, out) for f, ops, out in program.instructions]
         self.quiet = backend.quiet_fp_state
+        self.scratch_regs = [reg for reg, kind in enumerate(program.kinds) if kind == "result"
+                             and reg not in set(escaping) and reg not in dict(self.aliases)]
+        self.full_regs = [reg for reg in inputs] + [reg for reg, _ in self.outputs] + [reg for reg, _ in self.aliases]
 
     def _allocate_scratch(self, program, escaping: set, xp) -> int:
         """Buffers for the registers used only inside the kernel. A value lives from the call that writes it to
@@ -190,11 +213,11 @@ class FusedKernel:
                     break
             else:
                 for buffer, lives in scratch:
-                    if buffer.shape == value.shape and buffer.dtype == value.dtype and fits(life, lives):
+                    if buffer.dtype == value.dtype and (self.size or buffer.shape == value.shape) and fits(life, lives):
                         lives.append(life)
                         break
-                else:
-                    buffer = xp.empty(value.shape, value.dtype)
+                else:  # blocked kernels need a block's worth of scratch, not an array's
+                    buffer = xp.empty((BLOCK,) if self.size else value.shape, value.dtype)
                     total += buffer.nbytes
                     scratch.append((buffer, [life]))
                 self.regs[out] = buffer
@@ -211,15 +234,45 @@ class FusedKernel:
         state = self.quiet
         token = state[0].set(state[1]) if state is not None else None
         try:
-            for f, a, b, out in self.instructions:
-                if b < 0:
-                    f(regs[a], out=regs[out])
-                else:
-                    f(regs[a], regs[b], out=regs[out])
+            if self.size:
+                self._execute_blocked(regs)
+            else:
+                for f, a, b, out in self.instructions:
+                    if b < 0:
+                        f(regs[a], out=regs[out])
+                    else:
+                        f(regs[a], regs[b], out=regs[out])
         finally:
             if token is not None:
                 state[0].reset(token)
         return regs
+
+    def _execute_blocked(self, regs) -> None:
+        """The program run on consecutive blocks of ``BLOCK`` elements: every array register is a slice of the
+        flattened array (inputs, pooled outputs) or a block-sized scratch buffer, so a group's values stay in
+        the CPU's cache between its calls: one pass over memory for the whole chain instead of one per op, with
+        the same ufuncs on the same elements (bit-identical)."""
+        n = self.size
+        flat = []
+        for reg in self.full_regs:
+            array = regs[reg]
+            if getattr(array, "ndim", 0):  # numpy scalars and 0-d arrays broadcast as they are
+                flat.append((reg, (array if array.flags.c_contiguous else array.copy()).reshape(-1)))
+        scratch = [(reg, regs[reg]) for reg in self.scratch_regs]
+        block_regs = list(regs)
+        instructions = self.instructions
+        for start in range(0, n, BLOCK):
+            stop = min(start + BLOCK, n)
+            for reg, array in flat:
+                block_regs[reg] = array[start:stop]
+            if stop - start != BLOCK:
+                for reg, buffer in scratch:
+                    block_regs[reg] = buffer[: stop - start]
+            for f, a, b, out in instructions:
+                if b < 0:
+                    f(block_regs[a], out=block_regs[out])
+                else:
+                    f(block_regs[a], block_regs[b], out=block_regs[out])
 
     def clear(self) -> None:
         regs = self.regs
