@@ -7,32 +7,69 @@ import numpy as np
 
 import minitorch
 
-from .base import Case
+from .base import Case, torch_module
 
 
-class Overhead(Case):
+def chain(x, y):
+    """overhead's computation: 20 rounds of 5 elementwise ops on tiny tensors, summed."""
+    z = x
+    for _ in range(20):
+        z = ((z + y) * x - y).tanh().exp()
+    return z.sum()
+
+
+def elementwise(x, y):
+    return (x * y + x).tanh().sum()
+
+
+def matmul_sum(x, y):
+    return (x @ y).sum()
+
+
+def pair_step(fn, x, y):
+    """loss = fn(x, y); backward; the loss and both gradients (the .grad fields cleared for the next run)."""
+    loss = fn(x, y)
+    loss.backward()
+    grads = x.grad, y.grad
+    x.grad = y.grad = None
+    return loss, grads
+
+
+class PairCase(Case):
+    """A case whose step is ``pair_step(function, x, y)``: minitorch eager, compiled, and PyTorch alike."""
+
+    function = staticmethod(chain)
+
+    def setup_sides(self, device, a, b):
+        self.x = minitorch.tensor(a, device=device, requires_grad=True)
+        self.y = minitorch.tensor(b, device=device, requires_grad=True)
+        self.compiled_function = minitorch.compile(self.function)
+        self.compiled_functions = (self.compiled_function,)
+        torch = torch_module(device)
+        if torch is not None:
+            self.tx = torch.tensor(a, requires_grad=True)
+            self.ty = torch.tensor(b, requires_grad=True)
+            self.torch = lambda: pair_step(self.function, self.tx, self.ty)
+
+    def compiled(self):
+        return pair_step(self.compiled_function, self.x, self.y)
+
+
+class Overhead(PairCase):
     """Tiny tensors: a chain of 100 elementwise ops, sum, backward; microseconds per op."""
 
     unit = "us/op"
     scale = 1e6 / 100
+    function = staticmethod(chain)
 
     def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
         a, b = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
-        self.x = minitorch.tensor(a, device=device, requires_grad=True)
-        self.y = minitorch.tensor(b, device=device, requires_grad=True)
+        self.setup_sides(device, a, b)
         self.a, self.b = a, b
 
     def minitorch(self):
-        x, y = self.x, self.y
-        z = x
-        for _ in range(20):  # 5 ops per round
-            z = ((z + y) * x - y).tanh().exp()
-        loss = z.sum()
-        loss.backward()
-        grads = x.grad, y.grad
-        x.grad = y.grad = None
-        return loss, grads
+        return pair_step(chain, self.x, self.y)
 
     def numpy(self):
         x, y = self.a, self.b
@@ -61,6 +98,13 @@ class Overhead(Case):
         return loss, (gx, gy)
 
 
+def _views_inplace(x):
+    y = x * 1
+    y[:, ::2].mul_(2)
+    y.t()[10:20].add_(1)
+    return y.sum()
+
+
 class ViewsInplace(Case):
     """x (1000, 1000) requires grad; y = x * 1; y[:, ::2].mul_(2); y.t()[10:20].add_(1); y.sum().backward()."""
 
@@ -70,11 +114,18 @@ class ViewsInplace(Case):
         self.x = minitorch.tensor(data, device=device, requires_grad=True)
         self.data = data
 
+        self.compiled_function = minitorch.compile(_views_inplace)
+        self.compiled_functions = (self.compiled_function,)
+
     def minitorch(self):
-        y = self.x * 1
-        y[:, ::2].mul_(2)
-        y.t()[10:20].add_(1)
-        loss = y.sum()
+        return self._step(_views_inplace)
+
+    def compiled(self):
+        """In-place writes are graph breaks: this runs eagerly under the compiled wrapper (the guard cost)."""
+        return self._step(self.compiled_function)
+
+    def _step(self, fn):
+        loss = fn(self.x)
         loss.backward()
         grad, self.x.grad = self.x.grad, None
         return loss, (grad,)
@@ -89,25 +140,21 @@ class ViewsInplace(Case):
         return loss, (g * 1,)
 
 
-class ElementwiseBig(Case):
+class ElementwiseBig(PairCase):
     """x, y of 4M elements requiring grad; (x * y + x).tanh().sum(); backward."""
 
     peak_memory = True
+    function = staticmethod(elementwise)
 
     def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
         n = 50 if small else 4_000_000
         self.a = rng.standard_normal(n).astype(np.float32)
         self.b = rng.standard_normal(n).astype(np.float32)
-        self.x = minitorch.tensor(self.a, device=device, requires_grad=True)
-        self.y = minitorch.tensor(self.b, device=device, requires_grad=True)
+        self.setup_sides(device, self.a, self.b)
 
     def minitorch(self):
-        loss = (self.x * self.y + self.x).tanh().sum()
-        loss.backward()
-        grads = self.x.grad, self.y.grad
-        self.x.grad = self.y.grad = None
-        return loss, grads
+        return pair_step(elementwise, self.x, self.y)
 
     def numpy(self):
         x, y = self.a, self.b
@@ -117,23 +164,20 @@ class ElementwiseBig(Case):
         return loss, (g * (y + 1), g * x)
 
 
-class MatmulBig(Case):
+class MatmulBig(PairCase):
     """1024x1024 @ 1024x1024, backward for both."""
+
+    function = staticmethod(matmul_sum)
 
     def __init__(self, device, small: bool = False):
         rng = np.random.default_rng(0)
         n = 5 if small else 1024
         self.a = rng.standard_normal((n, n)).astype(np.float32)
         self.b = rng.standard_normal((n, n)).astype(np.float32)
-        self.x = minitorch.tensor(self.a, device=device, requires_grad=True)
-        self.y = minitorch.tensor(self.b, device=device, requires_grad=True)
+        self.setup_sides(device, self.a, self.b)
 
     def minitorch(self):
-        loss = (self.x @ self.y).sum()
-        loss.backward()
-        grads = self.x.grad, self.y.grad
-        self.x.grad = self.y.grad = None
-        return loss, grads
+        return pair_step(matmul_sum, self.x, self.y)
 
     def numpy(self):
         loss = (self.a @ self.b).sum()
@@ -154,6 +198,30 @@ def _log_softmax_rows(z):
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
+def _mlp_loss(x, y, w1, w2, w3, b1, b2, b3):
+    F = minitorch.nn.functional if isinstance(x, minitorch.Tensor) else _torch_functional()
+    h = F.relu(F.linear(x, w1, b1))
+    h = F.relu(F.linear(h, w2, b2))
+    return F.cross_entropy(F.linear(h, w3, b3), y)
+
+
+def _torch_functional():
+    import torch.nn.functional
+
+    return torch.nn.functional
+
+
+def _mlp_step(library, loss_function, x, y, params):
+    loss = loss_function(x, y, *params)
+    loss.backward()
+    grads = [p.grad for p in params]
+    with library.no_grad():
+        for p in params:
+            p.sub_(p.grad, alpha=0.01)
+            p.grad = None
+    return loss, grads
+
+
 class MlpStep(Case):
     """MLP 784-512-512-10, ReLU, batch 256, cross-entropy, backward, SGD step (float32)."""
 
@@ -172,19 +240,20 @@ class MlpStep(Case):
         self.ty = minitorch.tensor(self.y, device=device)
         self.F = minitorch.nn.functional
 
+        self.compiled_loss = minitorch.compile(_mlp_loss)
+        self.compiled_functions = (self.compiled_loss,)
+        torch = torch_module(device)
+        if torch is not None:
+            self.torch_params = [torch.tensor(a, requires_grad=True) for a in self.weights + self.biases]
+            self.torch_x, self.torch_y = torch.tensor(self.x), torch.tensor(self.y)
+            self.torch = lambda: _mlp_step(torch, _mlp_loss, self.torch_x, self.torch_y, self.torch_params)
+
     def minitorch(self):
-        w1, w2, w3, b1, b2, b3 = self.params
-        F = self.F
-        h = F.relu(F.linear(self.tx, w1, b1))
-        h = F.relu(F.linear(h, w2, b2))
-        loss = F.cross_entropy(F.linear(h, w3, b3), self.ty)
-        loss.backward()
-        grads = [p.grad for p in self.params]
-        with minitorch.no_grad():
-            for p in self.params:
-                p.sub_(p.grad, alpha=0.01)
-                p.grad = None
-        return loss, grads
+        return _mlp_step(minitorch, _mlp_loss, self.tx, self.ty, self.params)
+
+    def compiled(self):
+        """The loss (forward and backward) compiled; the SGD update runs eagerly (in place)."""
+        return _mlp_step(minitorch, self.compiled_loss, self.tx, self.ty, self.params)
 
     def numpy(self):
         (w1, w2, w3), (b1, b2, b3), x, y = self.weights, self.biases, self.x, self.y
@@ -208,6 +277,11 @@ class MlpStep(Case):
         return loss, [grads[i] for i in (4, 2, 0, 5, 3, 1)]  # minitorch's order: w1, w2, w3, b1, b2, b3
 
 
+def _conv_loss(x, w):
+    F = minitorch.nn.functional if isinstance(x, minitorch.Tensor) else _torch_functional()
+    return F.relu(F.conv2d(x, w)).mean()
+
+
 class ConvStep(Case):
     """conv2d 1 -> 16 channels 3x3 on a batch of 32 28x28 images, relu, mean, backward."""
 
@@ -219,13 +293,19 @@ class ConvStep(Case):
         self.tx = minitorch.tensor(self.x, device=device, requires_grad=True)
         self.tw = minitorch.tensor(self.w, device=device, requires_grad=True)
 
+        self.compiled_function = minitorch.compile(_conv_loss)
+        self.compiled_functions = (self.compiled_function,)
+        torch = torch_module(device)
+        if torch is not None:
+            self.torch_x = torch.tensor(self.x, requires_grad=True)
+            self.torch_w = torch.tensor(self.w, requires_grad=True)
+            self.torch = lambda: pair_step(_conv_loss, self.torch_x, self.torch_w)
+
     def minitorch(self):
-        F = minitorch.nn.functional
-        loss = F.relu(F.conv2d(self.tx, self.tw)).mean()
-        loss.backward()
-        grads = self.tx.grad, self.tw.grad
-        self.tx.grad = self.tw.grad = None
-        return loss, grads
+        return pair_step(_conv_loss, self.tx, self.tw)
+
+    def compiled(self):
+        return pair_step(self.compiled_function, self.tx, self.tw)
 
     def numpy(self):
         x, w = self.x, self.w

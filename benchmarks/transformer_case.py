@@ -13,6 +13,7 @@ the head and the cross-entropy, each with its hand-derived backward, then the sa
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import math
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 
 import minitorch
 
-from .base import Case
+from .base import Case, torch_module
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "char_transformer.py"
 _TANH_GELU_K = math.sqrt(2 / math.pi)
@@ -80,6 +81,56 @@ class TransformerStep(Case):
         self.m = {name: np.zeros_like(a) for name, a in self.params.items()}
         self.v = {name: np.zeros_like(a) for name, a in self.params.items()}
         self.t = 0
+        # the compiled side: the same model through minitorch.compile (the optimizer step stays eager)
+        self.compiled_model = minitorch.compile(self.model)
+        self.compiled_functions = (self.compiled_model._compiled,)
+        torch = torch_module(device)
+        if torch is not None:
+            self._setup_torch(torch, named, gelu)
+
+    def _setup_torch(self, torch, named, gelu) -> None:
+        """The example's classes run on PyTorch (their source, with ``torch`` bound to PyTorch), same weights."""
+        source = "\n\n".join(inspect.getsource(getattr(self._example_module(), name))
+                             for name in ("CausalSelfAttention", "Block", "CharTransformer"))
+        namespace = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional, "math": math}
+        exec(source, namespace)
+        vocab, width = self.model.token_embedding.weight.shape
+        block = self.model.position_embedding.weight.shape[0]
+        model = namespace["CharTransformer"](vocab, block, width, self.heads, self.layers, dropout=0.0)
+        model.load_state_dict({name: torch.tensor(self.params[name]) for name in self.names})
+        for module in model.modules():
+            if isinstance(module, torch.nn.GELU):
+                module.approximate = gelu
+        decay = [p for name, p in model.named_parameters() if _decays(name, p.shape)]
+        no_decay = [p for name, p in model.named_parameters() if not _decays(name, p.shape)]
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=self.lr, betas=self.betas, eps=self.eps)
+        idx, targets = torch.tensor(self.idx), torch.tensor(self.targets)
+
+        def step():
+            optimizer.zero_grad()
+            _, loss = model(idx, targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            return loss, [p.grad for p in model.parameters()]
+
+        self.torch = step
+
+    @staticmethod
+    def _example_module():
+        load_example_model_class()
+        return sys.modules["char_transformer_example"]
+
+    def compiled(self):
+        """The example's step with the model compiled: forward and backward replay; clipping and AdamW eager."""
+        self.optimizer.zero_grad()
+        _, loss = self.compiled_model(self.tidx, self.ttargets)
+        loss.backward()
+        minitorch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+        return loss, [p.grad for p in self.model.parameters()]
 
     # minitorch -------------------------------------------------------------------------------
     def minitorch(self):

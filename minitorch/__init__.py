@@ -154,9 +154,13 @@ _out.install(globals())  # torch.add(a, b, out=c), torch.sum(x, out=s), ...
 # torch.sum(x, axis=0, keepdims=True): numpy's names, accepted by PyTorch's argument parser (Tensor methods: the table)
 _numpy_aliases(globals(), [name for name in list(globals()) if not name.startswith("_")])
 del _out, _checked_namespace, _numpy_aliases
-from . import func  # noqa: E402 - torch.func
+from . import (
+    compiler,  # noqa: E402 - torch.compiler
+    func,  # noqa: E402 - torch.func
+)
 from .autograd import functional as _autograd_functional  # noqa: E402,F401 - minitorch.autograd.functional
 from .autograd import profiler as _autograd_profiler  # noqa: E402,F401 - minitorch.autograd.profiler
+from .compiler import compile  # noqa: E402 - torch.compile
 
 
 def __getattr__(name: str):

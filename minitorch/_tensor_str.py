@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from . import _dtype
+from . import _dtype, _trace_state
 from .autograd import forward_ad
 
 
@@ -208,6 +208,8 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 def tensor_repr(t, tensor_contents: str | None = None) -> str:
     """``repr(t)``: ``tensor([...], dtype=..., device=..., grad_fn=<...>)`` as PyTorch prints it."""
+    if _trace_state.tracer is not None:
+        _trace_state.data_read(t, "printing a tensor")
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []

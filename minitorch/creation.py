@@ -12,7 +12,7 @@ import numbers
 import operator
 import warnings
 
-from . import _dtype
+from . import _dtype, _trace_state
 from ._backends import backend_for
 from ._backends.dtypes import kind as array_kind
 from ._device import CPU, as_device
@@ -63,6 +63,8 @@ def check_allocation(name: str, shape: tuple, dtype, backend) -> None:
 
 
 def _finish(t: Tensor, requires_grad: bool, names=None) -> Tensor:
+    if _trace_state.tracer is not None:  # minitorch.compile is tracing: a constant made from Python values
+        _trace_state.factory(t)
     if requires_grad:
         t.requires_grad_(True)
     if names is not None:  # named tensors (minitorch/_names.py)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from . import _dtype, _grad_state
+from . import _dtype, _grad_state, _trace_state
 from ._device import as_device
 from ._geometry import contiguous_strides, wrap_dim
 from ._names import dim_of
@@ -292,15 +292,21 @@ class Tensor:
 
     # values -----------------------------------------------------------------------------------
     def item(self):
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "item()")
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._array.reshape(()).item() if self._array.shape else self._array.item()
 
     def tolist(self):
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "tolist()")
         return self._storage.backend.to_numpy(self._array).tolist()
 
     def numpy(self, *, force: bool = False):
         """The data as a numpy array that shares memory (CPU tensors that need no grad)."""
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "numpy()")
         if self._storage.device.type != "cpu":
             if not force:
                 raise TypeError(
@@ -430,7 +436,10 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing storage (and version counter) with no history."""
-        return self._alias()
+        t = self._alias()
+        if _trace_state.tracer is not None:
+            _trace_state.detached(self, t)
+        return t
 
     def detach_(self) -> Tensor:
         if self._meta is not None and self._meta.base is not None:
@@ -501,6 +510,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        if _trace_state.tracer is not None:
+            _trace_state.data_read(self, "setting .grad (zero_grad?)")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(

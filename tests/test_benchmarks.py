@@ -78,6 +78,9 @@ def test_the_table_and_json_include_peak_memory(tmp_path, capsys, monkeypatch):
     rows = {row["case"]: row for row in json.loads(out.read_text())["results"]}
     assert rows["elementwise_big"]["peak_mib_minitorch"] > 0 and rows["elementwise_big"]["peak_mib_numpy"] > 0
     assert "peak_mib_numpy" not in rows["views_inplace"] and rows["views_inplace"]["ratio"] > 0
+    big = rows["elementwise_big"]  # the compiled column: its time, ratio to numpy, compile time and peak memory
+    assert big["compiled"] > 0 and big["compiled_ratio"] > 0 and big["compile_seconds"] > 0
+    assert big["peak_mib_compiled"] >= 0 and "compiled" in printed and "compile s" in printed
 
 
 def test_profile_prints_where_the_time_goes(capsys):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 
+from .. import _trace_state
 from . import forward_ad, grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
 from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
@@ -42,6 +43,8 @@ def run_backward(
     arrays (array_path.py): gradients flow between them as arrays, and become Tensors only where a
     Tensor is needed (another node's backward, a hook, ``.grad``, a captured input).
     """
+    if _trace_state.tracer is not None:  # inside minitorch.compile's trace: the plan cannot replay a backward
+        _trace_state.backward_called()
     root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
     dependencies, reach, captured = _plan(root, inputs)  # 1. discover and count
     # (inside a dual level backward runs on Tensors: forward-over-reverse needs the tangents of saved values)

@@ -43,6 +43,10 @@ class Op(Node):
     #   shape: the arithmetic then gives each input's gradient exactly, and the engine checks nothing.
     __slots__ = ("backend", "device", "_arrays", "_uniform")
 
+    # The active tracer of minitorch.compile (compiler/tracer.py) while it records a first call, else None: the
+    # one check dispatch pays for the compiler (a class attribute, so ViewOp and SplitViews read it too).
+    _tracer = None
+
     # PyTorch allocates this op's outputs row-major whatever the input's layout (reductions, scans); numpy's
     # would follow the input's strides, so wrap copies a permuted result (view() then succeeds as in PyTorch).
     row_major_output: bool = False
@@ -127,6 +131,8 @@ class Op(Node):
             result = named.apply(cls, args, params)
             if result is not None:
                 return result
+        if cls._tracer is not None:
+            return cls._tracer.op(cls, args, params)
         first = None
         record = False
         arrays = []

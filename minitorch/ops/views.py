@@ -87,6 +87,8 @@ class ViewOp(Op):
             result = named.apply(cls, (x,) + params, {})
             if result is not None:
                 return result
+        if cls._tracer is not None:
+            return cls._tracer.op(cls, (x,) + params, {})
         if not x._dense:
             return dispatch_non_dense(cls, (x,) + params, {})
         node = cls.__new__(cls)
@@ -679,6 +681,8 @@ class SplitViews(Op):
             result = named.apply(cls, (x, dim, sizes, squeeze, op_name), {})
             if result is not None:
                 return result
+        if cls._tracer is not None:
+            return cls._tracer.op(cls, (x, dim, sizes, squeeze, op_name), {})
         if not x._dense:
             return dispatch_non_dense(cls, (x, dim, sizes, squeeze, op_name), {})
         shape, stride, offset = x._array.shape, x.stride(), x._offset

@@ -1,0 +1,196 @@
+"""The backward of a compiled call: one graph node that replays the recorded backward on arrays.
+
+Eager mode records one node per op; a replay records one ``CompiledBackward`` (PyTorch's
+``CompiledFunctionBackward``) whose edges lead to the call's inputs, parameters and buffers that require grad.
+Its backward runs the op instances of the replay in the order the engine would have run their nodes
+(``engine_order``: the engine's own stack discipline, simulated once at compile time), so gradients meeting at
+a value are summed in eager mode's order and the results are bit-identical to eager mode's. Ops whose
+derivative is plain arithmetic run on arrays (autograd/array_path.py); the others through their Tensor
+backward, with grad mode off.
+"""
+
+from __future__ import annotations
+
+from ..autograd import grad_mode
+from ..autograd.array_path import add_grads, as_tensors, call_on_arrays
+from ..autograd.engine import _call_node
+from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
+from ..tensor import from_array
+from .errors import Unsupported
+from .replay_nodes import fused_node
+
+
+class CompiledBackward(Node):
+    """The graph node of a replayed call's outputs."""
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    @classmethod
+    def attach(cls, plan, nodes: list, made: dict, tensors: list) -> None:
+        node = cls()
+        leaves = []
+        for slot in plan.leaves:
+            position = next((p for s, p in plan.inputs if s == slot), None)
+            if position is not None:
+                leaves.append(tensors[position])
+            else:
+                leaves.append(next(t for s, t, *_ in plan.externals if s == slot))
+        node.next_functions = tuple(edge_of(t) for t in leaves)
+        node._input_meta = tuple((t._array.shape, t._storage.dtype) for t in leaves)
+        node.plan = plan
+        node._saved = (nodes,)
+        differentiable = [(ref.slot, rg) for ref, rg in zip(plan.output_slots, plan.output_requires_grad)]
+        node.output_slots = []
+        for slot, requires_grad in differentiable:
+            t = made[slot]
+            if requires_grad and t._grad_fn is None and not t._requires_grad and slot not in node.output_slots:
+                t._grad_fn = node
+                t._output_nr = len(node.output_slots)
+                t._requires_grad = True
+                node.output_slots.append(slot)
+        node._n_outputs = len(node.output_slots)
+        node.device = made[node.output_slots[0]]._storage.device if node.output_slots else None
+
+    def wrap_grad(self, array, output_nr: int):
+        step = self.plan.steps[0]
+        return from_array(array, step.backend, step.device)
+
+    def _evaluate(self, *grads):
+        if self._saved is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if grad_mode.state.enabled:
+            raise Unsupported("double backward (create_graph=True) through a torch.compile'd function is not "
+                              "supported; run the function without torch.compile for higher-order gradients")
+        return replay_backward(self.plan, self._saved[0], self.output_slots, grads)
+
+
+def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
+    """The gradients of the plan's leaves, given those of its outputs."""
+    flowing: dict = {}
+    for slot, g in zip(output_slots, grads):
+        if g is not None:
+            flowing[slot] = g._array if g._dense else g
+    steps = plan.steps
+    units, skip = plan.backward_units, ()
+    ndarray = steps[0].backend.ndarray
+    for i in plan.schedule:
+        if i in skip:
+            continue
+        unit = units.get(i) if units else None
+        if unit is not None and type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
+            g = flowing.get(unit.grad_slot)
+            if g is None:
+                continue
+            if not unit.applies(g, ndarray):  # e.g. a gradient of another dtype: the unfused nodes after all
+                kept = nodes[i]
+                for j in unit.members:
+                    if steps[j].traced is not None:
+                        nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
+            else:
+                del flowing[unit.grad_slot]
+                for slot, contribution in unit.run(g, nodes[i]):
+                    old = flowing.get(slot)
+                    flowing[slot] = contribution if old is None else _add(old, contribution)
+                skip = unit.members if not skip else set(skip) | unit.members
+                continue
+        node = nodes[i]
+        step = steps[i]
+        incoming = [flowing.pop(slot, None) for slot in step.outputs]
+        if node is None or all(g is None for g in incoming):
+            continue
+        traced = step.traced
+        node.next_functions = traced.edges
+        node._input_meta = traced._input_meta
+        node._n_outputs = traced._n_outputs
+        if traced._arrays:
+            node._arrays, node._uniform = True, traced._uniform
+            grad_inputs = call_on_arrays(node, incoming, _on_tensors)
+        else:
+            grad_inputs = _on_tensors(node, as_tensors(node, incoming))
+        metas = traced._input_meta
+        for position, slot in step.arg_slots:
+            g = grad_inputs[position] if position < len(grad_inputs) else None
+            if g is None or metas[position] is None:
+                continue
+            if hasattr(g, "_storage") and g._dense:
+                g = g._array
+            old = flowing.get(slot)
+            flowing[slot] = g if old is None else _add(old, g)
+    result = []
+    for slot in plan.leaves:
+        g = flowing.get(slot)
+        result.append(None if g is None or hasattr(g, "_storage") else from_array(g, steps[0].backend,
+                                                                                  steps[0].device))
+        if g is not None and hasattr(g, "_storage"):
+            result[-1] = g
+    return tuple(result)
+
+
+def _on_tensors(node, grads):
+    """A node whose backward is written in Tensor ops: its saved arrays become Tensors first."""
+    saved = node._saved
+    if saved and any(hasattr(s, "shape") and not hasattr(s, "_storage") for s in saved):
+        node._saved = tuple(from_array(s, node.backend, node.device) if hasattr(s, "shape") and
+                            not hasattr(s, "_storage") else s for s in saved)
+    return _call_node(node, grads)
+
+
+def _add(old, g):
+    """Two gradients meeting at one value, summed as the engine sums them (``old + g``)."""
+    if type(old) is type(g):
+        return old + g
+    return add_grads(None, 0, old, g)
+
+
+def engine_order(steps: list, output_slots: list, tracer) -> list:
+    """The order in which the engine would run the recorded nodes, backward from the outputs: its dependency
+    count and last-in-first-out ready stack (autograd/engine.py), simulated on the steps."""
+    producer = {}
+    for i, step in enumerate(steps):
+        if step.traced is not None:
+            for slot in step.outputs:
+                producer[slot] = i
+
+    def children(i):
+        step = steps[i]
+        kids = []
+        positions = dict(step.arg_slots)
+        for position in range(len(step.traced.edges)):
+            slot = positions.get(position)
+            kids.append(producer.get(slot) if slot is not None and step.traced._input_meta[position] is not None
+                        else None)
+        return kids
+
+    roots = [producer.get(slot) for slot in output_slots]
+    dependencies: dict = {}
+    stack = [r for r in roots if r is not None]
+    seen = set()
+    for r in stack:
+        dependencies[r] = dependencies.get(r, 0) + 1
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        for kid in children(i):
+            if kid is not None:
+                dependencies[kid] = dependencies.get(kid, 0) + 1
+                if kid not in seen:
+                    stack.append(kid)
+    order = []
+    ready = []
+    for r in roots:  # the root's edges, in order
+        if r is not None:
+            dependencies[r] -= 1
+            if dependencies[r] == 0:
+                ready.append(r)
+    while ready:
+        i = ready.pop()
+        order.append(i)
+        for kid in children(i):
+            if kid is not None:
+                dependencies[kid] -= 1
+                if dependencies[kid] == 0:
+                    ready.append(kid)
+    return order

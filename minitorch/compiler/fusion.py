@@ -1,0 +1,542 @@
+"""Fusion: a run of elementwise ops replayed as one allocation-free pass of ufunc calls into reused buffers.
+
+How a group is found: each op's own ``forward`` is run once more at compile time on ``Symbolic`` stand-ins
+for its input arrays. A stand-in records every ufunc the op calls (numpy sends ufunc calls on foreign objects
+to ``__array_ufunc__``; CuPy's ufuncs do the same) and computes it on the traced values; anything else
+(a reduction, ``where``, ``astype``, a reshape) ends the recording and the op is not fused. A recorded op
+whose result is bit-identical to the traced one joins the current group; consecutive such ops form one group.
+
+How a group runs: its ufunc calls, in order, each writing into a buffer (``out=``): values used only inside
+the group live in scratch buffers kept by the group (a value takes over the buffer of an operand that dies
+at the same call), values used after the group (by later ops, by backward, or returned) are written into
+buffers from a small pool that are reused once nothing else holds them (their reference count shows it).
+The kernels are the ops' own ufuncs, so values are bit-identical to eager mode; the gain is the allocations,
+page faults and per-op dispatch a chain of temporaries costs (benchmarks/NOTES.md measures it).
+
+Why not numexpr or numba: measured on this project's CPU at one thread, numexpr took 62 ms and numba's
+``math.tanh`` loop 218 ms for a 4M-element float32 tanh that numpy's SIMD ufunc does in 1.4 ms; for
+``x * y + x`` numexpr took 3.2 ms against numpy's 1.7 ms. Both would also change results in the last bit.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..tensor import Tensor
+
+
+class NotFusable(Exception):
+    """The op did something other than ufunc calls on its array inputs."""
+
+
+class Program:
+    """Ufunc calls recorded on stand-ins: registers (inputs, constants, results) and instructions."""
+
+    def __init__(self):
+        self.values: list = []  # the traced value of each register
+        self.kinds: list = []  # "input", "const" or "result"
+        self.instructions: list = []  # (ufunc, (operand registers), result register)
+
+    def register(self, value, kind: str) -> int:
+        self.values.append(value)
+        self.kinds.append(kind)
+        return len(self.values) - 1
+
+    def call(self, ufunc, inputs):
+        operands = []
+        for x in inputs:
+            if isinstance(x, Symbolic):
+                operands.append(x.reg)
+            elif type(x) in (int, float, bool, complex) or hasattr(x, "dtype"):
+                operands.append(self.register(x, "const"))
+            else:
+                raise NotFusable(f"operand {type(x).__name__}")
+        result = ufunc(*[self.values[r] for r in operands])
+        if not hasattr(result, "dtype") or not hasattr(result, "shape"):
+            raise NotFusable("a non-array result")
+        reg = self.register(result, "result")
+        self.instructions.append((ufunc, tuple(operands), reg))
+        return Symbolic(result, reg, self)
+
+
+class Symbolic:
+    """An array's stand-in while an op's forward is recorded (see the module docstring)."""
+
+    __slots__ = ("value", "reg", "program")
+    __array_priority__ = 1000
+
+    def __init__(self, value, reg: int, program: Program):
+        self.value, self.reg, self.program = value, reg, program
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+    @property
+    def shape(self):
+        return self.value.shape
+
+    @property
+    def ndim(self):
+        return self.value.ndim
+
+    @property
+    def size(self):
+        return self.value.size
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs or ufunc.nout != 1:
+            raise NotFusable(f"{ufunc.__name__}.{method}")
+        return self.program.call(ufunc, inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise NotFusable(getattr(func, "__name__", "a function"))
+
+    def __array__(self, *args, **kwargs):
+        raise NotFusable("conversion to an array")
+
+    def __bool__(self):
+        raise NotFusable("bool() of an array")
+
+    def _ufunc(name, reflected=False):  # noqa: N805 - builds the operator methods below
+        def method(self, other):
+            xp = _xp_of(self.value)
+            ufunc = getattr(xp, name)
+            return ufunc(other, self) if reflected else ufunc(self, other)
+
+        return method
+
+    __add__, __radd__ = _ufunc("add"), _ufunc("add", True)
+    __sub__, __rsub__ = _ufunc("subtract"), _ufunc("subtract", True)
+    __mul__, __rmul__ = _ufunc("multiply"), _ufunc("multiply", True)
+    __truediv__, __rtruediv__ = _ufunc("true_divide"), _ufunc("true_divide", True)
+    __pow__, __rpow__ = _ufunc("power"), _ufunc("power", True)
+    __gt__, __lt__ = _ufunc("greater"), _ufunc("less")
+    __ge__, __le__ = _ufunc("greater_equal"), _ufunc("less_equal")
+    del _ufunc
+
+    def __neg__(self):
+        return _xp_of(self.value).negative(self)
+
+
+def _xp_of(array):
+    module = type(array).__module__.split(".")[0]
+    return sys.modules[module] if module in ("numpy", "cupy") else sys.modules["numpy"]
+
+
+class BufferPool:
+    """Buffers of one shape and dtype for values that leave a group: one is reused when only the pool holds it."""
+
+    __slots__ = ("xp", "shape", "dtype", "buffers")
+
+    def __init__(self, xp, shape, dtype):
+        self.xp, self.shape, self.dtype, self.buffers = xp, shape, dtype, []
+
+    def take(self):
+        for buffer in self.buffers:
+            if sys.getrefcount(buffer) == 3:  # the list, this loop's name, getrefcount's argument
+                return buffer
+        buffer = self.xp.empty(self.shape, self.dtype)
+        if len(self.buffers) < 3:
+            self.buffers.append(buffer)
+        return buffer
+
+
+BLOCK = 16384  # elements per block of a blocked kernel: a few such arrays stay in a core's L2 cache
+BLOCKED_FROM = 4 * BLOCK  # arrays smaller than this run whole (a block's Python loop would cost more than it saves)
+
+
+def _blockable_size(program) -> int | None:
+    """The element count every array register of the program has, when all have one shape (no broadcasting
+    between registers; numbers and 0-d constants aside) and it is large enough to block; else None."""
+    shapes = {value.shape for value, kind in zip(program.values, program.kinds)
+              if getattr(value, "ndim", 0) and not (kind == "const" and value.ndim == 0)}
+    if len(shapes) != 1 or any(kind == "const" and getattr(value, "ndim", 0)
+                               for value, kind in zip(program.values, program.kinds)):
+        return None
+    shape = shapes.pop()
+    size = 1
+    for n in shape:
+        size *= n
+    return size if size >= BLOCKED_FROM else None
+
+
+class FusedKernel:
+    """A recorded program made runnable: constants in place, scratch buffers for values that die inside it,
+    pools for the ``escaping`` registers (values that outlive it), ``inputs`` filled at each run."""
+
+    def __init__(self, program: Program, inputs: list, escaping: list, backend):
+        xp = backend.xp
+        self.inputs = inputs  # registers filled by the caller
+        self.outputs = [(reg, BufferPool(xp, program.values[reg].shape, program.values[reg].dtype))
+                        for reg in escaping if program.kinds[reg] == "result"]
+        self.regs = [None] * len(program.values)
+        for reg, kind in enumerate(program.kinds):
+            if kind == "const":
+                self.regs[reg] = program.values[reg]
+        self.size = _blockable_size(program)  # run block by block (see ``_execute_blocked``), or None
+        self.scratch_bytes = self._allocate_scratch(program, set(escaping), xp)
+        self.instructions = [(f, ops[0], ops[1] if len(ops) > 1 else -1, out) for f, ops, out in program.instructions]
+        self.quiet = backend.quiet_fp_state
+        self.scratch_regs = [reg for reg, kind in enumerate(program.kinds) if kind == "result"
+                             and reg not in set(escaping) and reg not in dict(self.aliases)]
+        self.full_regs = [reg for reg in inputs] + [reg for reg, _ in self.outputs] + [reg for reg, _ in self.aliases]
+
+    def _allocate_scratch(self, program, escaping: set, xp) -> int:
+        """Buffers for the registers used only inside the kernel. A value lives from the call that writes it to
+        the last call that reads it; two values share a buffer when their lives do not overlap (a value read for
+        the last time by the call that writes the next one is fine: elementwise ufuncs may write in place). A
+        value first tries the buffer of an escaping register that is written later (so a chain ``mul, add, tanh``
+        runs entirely in its output's buffer), then a scratch buffer; returns the scratch bytes."""
+        define, last_use = {}, {}
+        for n, (_, operands, out) in enumerate(program.instructions):
+            for r in operands:
+                last_use[r] = n
+            define[out] = n
+        values = program.values
+
+        def fits(life, lives) -> bool:
+            return all(life[1] <= other[0] or other[1] <= life[0] for other in lives)
+
+        escaping_lives = {reg: [(define[reg], float("inf"))] for reg in escaping if reg in define}
+        scratch: list = []  # (buffer, lives)
+        self.aliases = []  # (register, escaping register whose buffer it borrows)
+        total = 0
+        for _, _, out in program.instructions:
+            if out in escaping:
+                continue
+            value, life = values[out], (define[out], last_use.get(out, define[out]))
+            for reg, lives in escaping_lives.items():
+                if values[reg].shape == value.shape and values[reg].dtype == value.dtype and fits(life, lives):
+                    lives.append(life)
+                    self.aliases.append((out, reg))
+                    break
+            else:
+                for buffer, lives in scratch:
+                    if buffer.dtype == value.dtype and (self.size or buffer.shape == value.shape) and fits(life, lives):
+                        lives.append(life)
+                        break
+                else:  # blocked kernels need a block's worth of scratch, not an array's
+                    buffer = xp.empty((BLOCK,) if self.size else value.shape, value.dtype)
+                    total += buffer.nbytes
+                    scratch.append((buffer, [life]))
+                self.regs[out] = buffer
+        return total
+
+    def execute(self) -> list:
+        """Run the instructions (inputs already in ``regs``); returns the registers list (caller reads, then
+        calls ``clear``)."""
+        regs = self.regs
+        for reg, pool in self.outputs:
+            regs[reg] = pool.take()
+        for reg, owner in self.aliases:
+            regs[reg] = regs[owner]
+        state = self.quiet
+        token = state[0].set(state[1]) if state is not None else None
+        try:
+            if self.size:
+                self._execute_blocked(regs)
+            else:
+                for f, a, b, out in self.instructions:
+                    if b < 0:
+                        f(regs[a], out=regs[out])
+                    else:
+                        f(regs[a], regs[b], out=regs[out])
+        finally:
+            if token is not None:
+                state[0].reset(token)
+        return regs
+
+    def _execute_blocked(self, regs) -> None:
+        """The program run on consecutive blocks of ``BLOCK`` elements: every array register is a slice of the
+        flattened array (inputs, pooled outputs) or a block-sized scratch buffer, so a group's values stay in
+        the CPU's cache between its calls: one pass over memory for the whole chain instead of one per op, with
+        the same ufuncs on the same elements (bit-identical)."""
+        n = self.size
+        flat = []
+        for reg in self.full_regs:
+            array = regs[reg]
+            if getattr(array, "ndim", 0):  # numpy scalars and 0-d arrays broadcast as they are
+                flat.append((reg, (array if array.flags.c_contiguous else array.copy()).reshape(-1)))
+        scratch = [(reg, regs[reg]) for reg in self.scratch_regs]
+        block_regs = list(regs)
+        instructions = self.instructions
+        for start in range(0, n, BLOCK):
+            stop = min(start + BLOCK, n)
+            for reg, array in flat:
+                block_regs[reg] = array[start:stop]
+            if stop - start != BLOCK:
+                for reg, buffer in scratch:
+                    block_regs[reg] = buffer[: stop - start]
+            for f, a, b, out in instructions:
+                if b < 0:
+                    f(block_regs[a], out=block_regs[out])
+                else:
+                    f(block_regs[a], block_regs[b], out=block_regs[out])
+
+    def clear(self) -> None:
+        regs = self.regs
+        for reg, _ in self.outputs:
+            regs[reg] = None
+        for reg, _ in self.aliases:  # (a pooled buffer is reused only once nothing else refers to it)
+            regs[reg] = None
+        for reg in self.inputs:
+            regs[reg] = None
+
+
+class FusedGroup:
+    """Consecutive fused steps of a plan, run as one program (and, where it could be recorded, their backward
+    as another: ``backward``)."""
+
+    def __init__(self, plan, indices: list, program: Program, reg_of_slot: dict, extras: dict):
+        self.indices = indices
+        self.names = [plan.steps[i].cls.__name__ for i in indices]
+        first = plan.steps[indices[0]]
+        used_after = _used_after(plan, indices)
+        self.inputs = [(reg, slot) for slot, reg in reg_of_slot.items() if program.kinds[reg] == "input"]
+        self.outputs = sorted((reg, slot) for slot, reg in reg_of_slot.items()
+                              if program.kinds[reg] == "result" and slot in used_after)
+        self.kernel = FusedKernel(program, [reg for reg, _ in self.inputs], [reg for reg, _ in self.outputs],
+                                  first.backend)
+        self.extras = extras  # per step index: the attributes its forward set (for its backward)
+        self.backward = None
+
+    def run(self, values: list) -> None:
+        kernel = self.kernel
+        regs = kernel.regs
+        for reg, slot in self.inputs:
+            regs[reg] = values[slot]
+        kernel.execute()
+        for reg, slot in self.outputs:
+            values[slot] = regs[reg]
+        kernel.clear()
+
+    def describe(self) -> str:
+        kernel = self.kernel
+        text = (f"{' -> '.join(self.names)}: {len(kernel.instructions)} ufunc calls into reused buffers "
+                f"({len(kernel.outputs)} pooled output(s), {kernel.scratch_bytes / 2**20:.2f} MiB scratch)")
+        if self.backward is not None:
+            text += f"; backward fused: {len(self.backward.kernel.instructions)} ufunc calls"
+        return text
+
+
+class FusedBackward:
+    """The backward of a fused group whose only value used outside is its last step's output: the nodes'
+    array derivatives, recorded on stand-ins in the engine's order, as one program. It runs when that output's
+    gradient is complete, and hands the gradients of the group's inputs back in the order eager mode adds them."""
+
+    def __init__(self, kernel: FusedKernel, grad_reg: int, grad_slot: int, saved: list, outgoing: list,
+                 members: set, sample):
+        self.kernel, self.grad_reg, self.grad_slot = kernel, grad_reg, grad_slot
+        self.saved = saved  # (slot, register) of the forward values the derivatives read
+        self.kept = sorted({slot for slot, _ in saved})  # what a replay keeps for this backward
+        self.outgoing = outgoing  # (slot, register): each input's contributions summed in eager mode's order
+        self.members = members
+        self.shape, self.dtype = sample.shape, sample.dtype
+        self.scalar_ok = all(reg != grad_reg for _, reg in outgoing)  # the gradient itself is not handed on
+
+    def applies(self, g, ndarray) -> bool:
+        return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
+
+    def run(self, g, kept: dict) -> list:
+        kernel = self.kernel
+        regs = kernel.regs
+        if self.scalar_ok and g.size and not any(g.strides):  # a broadcast single value (sum's gradient): numpy's
+            g = g[(0,) * g.ndim]  # scalar loops are faster than a stride-0 array's, and give the same products
+        regs[self.grad_reg] = g
+        for slot, reg in self.saved:
+            regs[reg] = kept[slot]
+        kernel.execute()
+        result = [(slot, regs[reg]) for slot, reg in self.outgoing]
+        kernel.clear()
+        regs[self.grad_reg] = None
+        return result
+
+
+def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
+    """Record the group's backward (see FusedBackward), or None when it is not a plain chain of array
+    derivatives with one gradient coming in."""
+    members = set(group.indices)
+    steps = plan.steps
+    produced = {slot for i in members for slot in steps[i].outputs}
+    consumed_outside = {slot for _, slot in group.outputs} - _saved_only(plan, group)
+    last = steps[group.indices[-1]]
+    if consumed_outside != {last.outputs[0]} or last.traced is None:
+        return None
+    for i in members:
+        traced = steps[i].traced
+        if traced is not None and (not traced._arrays or traced._uniform is None):
+            return None
+    program = Program()
+    sample_array = traced_arrays[last.outputs[0]]
+    sample = sample_array * 0 + 1  # a gradient of ones (values only matter to the recording's own run)
+    grad_reg = program.register(sample, "input")
+    flowing = {last.outputs[0]: Symbolic(sample, grad_reg, program)}
+    saved_regs, outgoing = [], []
+    for i in plan.schedule:
+        if i not in members:
+            continue
+        step = steps[i]
+        incoming = [flowing.pop(slot, None) for slot in step.outputs]
+        if all(g is None for g in incoming):
+            continue
+        node = step.cls.__new__(step.cls)
+        node.backend, node.device = step.backend, step.device
+        node.__dict__.update(group.extras[i])
+        saved = []
+        for entry in step.saved:
+            slot = None
+            if entry is not None and entry[0] == "arg":
+                slot = dict(step.arg_slots)[entry[1]]
+            elif entry is not None and entry[0] == "out":
+                slot = step.outputs[entry[1]]
+            if slot is None:
+                saved.append(entry[1] if entry is not None else None)
+                continue
+            reg = program.register(traced_arrays[slot], "input")
+            saved_regs.append((slot, reg))
+            saved.append(Symbolic(traced_arrays[slot], reg, program))
+        node._saved = tuple(saved)
+        traced = step.traced
+        node._input_meta, node.next_functions, node._n_outputs = traced._input_meta, traced.edges, traced._n_outputs
+        try:
+            grads = node._evaluate_on_arrays(incoming)
+        except NotFusable:
+            return None
+        except Exception:  # the derivative needed more than ufuncs
+            return None
+        for position, slot in step.arg_slots:
+            g = grads[position] if position < len(grads) else None
+            if g is None or traced._input_meta[position] is None:
+                continue
+            if not isinstance(g, Symbolic) or g.shape != traced._input_meta[position][0]:
+                return None
+            if slot in produced:
+                old = flowing.get(slot)
+                try:
+                    flowing[slot] = g if old is None else old + g
+                except NotFusable:
+                    return None
+            else:
+                outgoing.append((slot, g.reg))
+    if flowing:
+        return None
+    combined: dict = {}  # per input slot, its contributions summed in eager mode's order (one buffer, not one each)
+    for slot, reg in outgoing:
+        value = Symbolic(program.values[reg], reg, program)
+        combined[slot] = value if slot not in combined else combined[slot] + value
+    outgoing = [(slot, value.reg) for slot, value in combined.items()]
+    escaping = sorted({reg for _, reg in outgoing})
+    inputs = [grad_reg] + [reg for _, reg in saved_regs]
+    kernel = FusedKernel(program, inputs, escaping, steps[group.indices[0]].backend)
+    return FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array)
+
+
+def _saved_only(plan, group) -> set:
+    """Slots of the group's escaping values that no step outside the group reads and the call does not return."""
+    inside = set(group.indices)
+    read = {ref.slot for ref in plan.output_slots}
+    for i, step in enumerate(plan.steps):
+        if i not in inside:
+            read.update(slot for _, slot in step.arg_slots)
+    return {slot for _, slot in group.outputs if slot not in read}
+
+
+def _used_after(plan, indices: list) -> set:
+    """Slots read outside the steps ``indices`` (later steps, outputs) or saved for backward by any step."""
+    inside = set(indices)
+    used = {ref.slot for ref in plan.output_slots}
+    for i, step in enumerate(plan.steps):
+        if i not in inside:
+            used.update(slot for _, slot in step.arg_slots)
+        if step.traced is not None:
+            for entry in step.saved:
+                if entry is not None and entry[0] == "arg":
+                    used.add(dict(step.arg_slots)[entry[1]])
+                elif entry is not None and entry[0] == "out":
+                    used.add(step.outputs[entry[1]])
+    return used
+
+
+def _record_step(step, program: Program, reg_of_slot: dict, traced_arrays: dict):
+    """Run one step's forward on stand-ins; returns the attributes it set, or raises NotFusable."""
+    args = list(step.args)
+    for position, slot in step.arg_slots:
+        reg = reg_of_slot.get(slot)
+        if reg is None:
+            reg = reg_of_slot[slot] = program.register(traced_arrays[slot], "input")
+        args[position] = Symbolic(program.values[reg], reg, program)
+    node = step.cls.__new__(step.cls)
+    node.backend, node.device = step.backend, step.device
+    if step.extras:
+        node.__dict__.update(step.extras)
+    try:
+        result = node.forward(*args, **step.params)
+    except NotFusable:
+        raise
+    except Exception as exc:  # the op's forward needed more than ufuncs (an attribute, a method)
+        raise NotFusable(str(exc)) from None
+    if type(result) is not Symbolic:
+        raise NotFusable("the op's result is not a recorded ufunc result")
+    for value in node.__dict__.values():
+        if isinstance(value, Symbolic):
+            raise NotFusable("the op keeps an array for its backward")
+    traced = traced_arrays[step.outputs[0]]
+    if (result.value.shape != traced.shape or result.value.dtype != traced.dtype or not traced.flags.c_contiguous
+            or not _bit_equal(result.value, traced)):
+        raise NotFusable("the recorded ufuncs do not reproduce the traced result bit for bit")
+    reg_of_slot[step.outputs[0]] = result.reg
+    return dict(node.__dict__)
+
+
+def _bit_equal(a, b) -> bool:
+    """Same bits (floating arrays only reach here: NaNs compare by their bit patterns too)."""
+    return bool((a.view(f"u{a.dtype.itemsize}") == b.view(f"u{b.dtype.itemsize}")).all())
+
+
+def fuse(plan, tracer) -> None:
+    """Find the plan's fusable runs of steps and give their first step the group to run."""
+    traced_arrays = {i: slot.tensor._array for i, slot in enumerate(tracer.slots)}
+    plan.fused_groups = []
+    plan.backward_units = {}
+    run: list = []
+    program, reg_of_slot, extras = Program(), {}, {}
+
+    def close():
+        nonlocal program, reg_of_slot, extras, run
+        if len(run) >= 2:
+            group = FusedGroup(plan, list(run), program, reg_of_slot, extras)
+            if plan.records:
+                group.backward = _build_backward(plan, group, traced_arrays)
+            plan.fused_groups.append(group)
+            if group.backward is not None:
+                plan.backward_units[run[-1]] = group.backward
+            for n, i in enumerate(run):
+                plan.steps[i].fused = group
+                plan.steps[i].fused_head = n == 0
+                plan.steps[i].fused_group = group
+        run, program, reg_of_slot, extras = [], Program(), {}, {}
+
+    for i, step in enumerate(plan.steps):
+        if step.views is not None or len(step.outputs) != 1 or not _candidate(step, traced_arrays):
+            close()
+            continue
+        marker = (len(program.values), len(program.instructions))
+        try:
+            extras[i] = _record_step(step, program, reg_of_slot, traced_arrays)
+            run.append(i)
+        except NotFusable:
+            del program.values[marker[0]:], program.kinds[marker[0]:], program.instructions[marker[1]:]
+            reg_of_slot = {s: r for s, r in reg_of_slot.items() if r < marker[0]}
+            close()
+    close()
+
+
+def _candidate(step, traced_arrays: dict) -> bool:
+    """Inputs and output are dense row-major arrays of one floating dtype (what a ufunc with out= writes alike)."""
+    arrays = [traced_arrays[slot] for _, slot in step.arg_slots] + [traced_arrays[step.outputs[0]]]
+    dtype = arrays[-1].dtype
+    if dtype.kind != "f" or not all(hasattr(a, "flags") and a.flags.c_contiguous and a.dtype == dtype
+                                    for a in arrays):
+        return False
+    return all(not isinstance(a, Tensor) for a in step.args)

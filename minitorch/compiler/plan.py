@@ -1,0 +1,262 @@
+"""A plan: the flat list of kernels one traced call ran, replayed on arrays.
+
+Replaying a step calls the op's own ``forward`` on arrays (a fresh op instance keeps what its backward needs,
+as in eager mode) or rebuilds a view from its recorded geometry; no Tensor, graph node or dispatch is made per
+op. Arrays are dropped after their last use (liveness from the trace), so a replay holds no more memory than
+eager mode. When the call is differentiated, the op instances of the replay become the nodes of one
+``CompiledBackward`` node (compiler/backward.py), which replays the recorded backward on arrays.
+"""
+
+from __future__ import annotations
+
+from ..autograd import grad_mode
+from ..tensor import from_array
+from .backward import CompiledBackward, engine_order
+from .errors import Unsupported
+from .replay_nodes import fused_node, saved_values
+from .tracer import Detach, Tracer, requires_grad_of
+
+
+class NodeInfo:
+    """What the backward replay needs from the node eager dispatch recorded for a step while tracing."""
+
+    __slots__ = ("_input_meta", "_arrays", "_uniform", "_n_outputs", "edges", "name")
+
+    def __init__(self, node):
+        self._input_meta = node._input_meta
+        self._arrays, self._uniform, self._n_outputs = node._arrays, node._uniform, node._n_outputs
+        self.edges = ((None, 0),) * len(node.next_functions)  # only their number is read by a replayed node
+        self.name = node.name()
+
+
+class PlanStep:
+    """What the replay loop needs from a traced step, in plain attributes."""
+
+    __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
+                 "backend", "device", "row_major", "fused", "fused_head", "fused_group")
+
+    def __init__(self, step, backend, device):
+        self.cls = step.cls
+        self.args = step.args
+        self.arg_slots = step.arg_slots
+        self.params = step.params
+        self.outputs = step.outputs
+        self.views = step.views if step.views and step.views[0] is not None else None
+        self.traced = NodeInfo(step.node) if step.node is not None else None
+        self.extras = step.extras
+        self.saved = step.saved
+        self.free = ()
+        self.backend, self.device = backend, device
+        self.row_major = step.cls.row_major_output
+        self.fused = self.fused_group = None  # the FusedGroup this step belongs to (fusion.py)
+        self.fused_head = False
+
+
+class Plan:
+    """A traced call's steps, with where its inputs come from and what it returns."""
+
+    def __init__(self, tracer: Tracer, input_positions: dict, outputs, guards, compile_seconds: float):
+        self.guards = guards
+        self.compile_seconds = compile_seconds
+        self.n_slots = len(tracer.slots)
+        self.slot_info = [(s.kind, tuple(s.tensor.shape), s.tensor.dtype) for s in tracer.slots]
+        self.inputs = [(i, input_positions[id(s.tensor)]) for i, s in enumerate(tracer.slots) if s.kind == "input"]
+        self.externals = [(i, s.tensor, s.source[0], s.source[1], s.tensor._array.shape, s.tensor._storage.dtype,
+                           requires_grad_of(s.tensor)) for i, s in enumerate(tracer.slots) if s.kind == "external"]
+        self.consts = [(i, s.tensor._array) for i, s in enumerate(tracer.slots) if s.kind == "const"]
+        if any(requires_grad_of(s.tensor) for s in tracer.slots if s.kind == "const"):
+            raise Unsupported("a tensor made by a factory inside the function requires grad")
+        self.leaves = [i for i, s in enumerate(tracer.slots) if s.kind in ("input", "external")
+                       and requires_grad_of(s.tensor)]
+        self.steps = []
+        for step in tracer.steps:
+            first = tracer.slots[step.arg_slots[0][1]].tensor._storage
+            self.steps.append(PlanStep(step, first.backend, first.device))
+        self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
+        self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
+        self.output_requires_grad = [requires_grad_of(tracer.slots[r.slot].tensor) for r in self.output_slots]
+        self.eager_views = tracer.eager_views  # outputs that are views of an input: made by eager views
+        self.records = grad_mode.state.enabled and any(s.traced is not None for s in self.steps)
+        self.schedule = engine_order(self.steps, [r.slot for r in self.output_slots], tracer) if self.records else []
+        self._liveness()
+        self.fused_groups = []
+        self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
+
+    def resident_bytes(self) -> int:
+        """Bytes the plan keeps between calls: fused groups' scratch buffers and pooled buffers not in use."""
+        total = 0
+        for group in self.fused_groups:
+            for kernel in (group.kernel, group.backward.kernel if group.backward is not None else None):
+                if kernel is not None:
+                    total += kernel.scratch_bytes + sum(b.nbytes for _, pool in kernel.outputs for b in pool.buffers)
+        return total
+
+    def _liveness(self) -> None:
+        """Each step drops the arrays it read for the last time (outputs and backward's saved values excepted)."""
+        last = {}
+        for i, step in enumerate(self.steps):
+            for _, slot in step.arg_slots:
+                last[slot] = i
+        keep = {r.slot for r in self.output_slots}
+        frees: dict[int, list] = {}
+        for slot, i in last.items():
+            if slot not in keep:
+                frees.setdefault(i, []).append(slot)
+        for i, step in enumerate(self.steps):
+            step.free = tuple(frees.get(i, ()))
+
+    # replay -------------------------------------------------------------------------------------
+    def run(self, tensors: list):
+        """The call's outputs, computed from ``tensors`` (the call's tensor arguments, flattened)."""
+        values = [None] * self.n_slots
+        for slot, position in self.inputs:
+            values[slot] = tensors[position]._array
+        for slot, tensor, *_ in self.externals:
+            values[slot] = tensor._array
+        for slot, array in self.consts:
+            values[slot] = array
+        records = self.records
+        nodes = [None] * len(self.steps) if records else None
+        for i, step in enumerate(self.steps):
+            if step.fused is not None:
+                group = step.fused
+                if step.fused_head:
+                    group.run(values)
+                    if records and group.backward is not None:  # its nodes are made only if backward needs them
+                        nodes[group.indices[-1]] = {slot: values[slot] for slot in group.backward.kept}
+                if records and step.traced is not None and group.backward is None:
+                    nodes[i] = fused_node(step, group, values, i)
+            elif step.views is not None:
+                self._run_view(step, values, nodes, i)
+            else:
+                args = list(step.args)
+                for position, slot in step.arg_slots:
+                    args[position] = values[slot]
+                cls = step.cls
+                node = cls.__new__(cls)
+                node.backend = backend = step.backend
+                node.device = step.device
+                if step.extras:
+                    node.__dict__.update(step.extras)
+                result = node.forward(*args, **step.params)
+                ndarray = backend.ndarray
+                if type(result) is tuple:
+                    for slot, array in zip(step.outputs, result):
+                        values[slot] = _normalized(array, backend, ndarray, step.row_major)
+                else:
+                    values[step.outputs[0]] = _normalized(result, backend, ndarray, step.row_major)
+                if records and step.traced is not None:
+                    node._saved = saved_values(step, args, values)
+                    nodes[i] = node
+            for slot in step.free:
+                values[slot] = None
+        return self._outputs(values, tensors, nodes)
+
+    @staticmethod
+    def _run_view(step, values, nodes, i) -> None:
+        backend = step.backend
+        for slot, (position, span, size, stride, delta) in zip(step.outputs, step.views):
+            source = values[dict(step.arg_slots)[position]]
+            buffer = backend.span_buffer(source, span) if span else source.reshape(-1)
+            values[slot] = backend.as_strided(buffer, size, stride, delta)
+        if nodes is not None and step.traced is not None:
+            cls = step.cls
+            node = cls.__new__(cls)
+            node.backend, node.device = backend, step.device
+            node.__dict__.update(step.extras)
+            node._saved = ()
+            nodes[i] = node
+
+    def _eager_view(self, slot: int, tensors: list):
+        root, chain = self.eager_views[slot]
+        position = next((p for s, p in self.inputs if s == root), None)
+        base = tensors[position] if position is not None else next(t for s, t, *_ in self.externals if s == root)
+        return _view_again(base, chain)
+
+    def _outputs(self, values, tensors, nodes):
+        made = {}
+        for ref in self.output_slots:
+            if ref.slot in made:
+                continue
+            position = next((p for s, p in self.inputs if s == ref.slot), None)
+            if position is not None:
+                made[ref.slot] = tensors[position]
+            elif ref.slot in self.eager_views:
+                made[ref.slot] = self._eager_view(ref.slot, tensors)
+            else:
+                step = self.steps[0]
+                made[ref.slot] = from_array(values[ref.slot], step.backend, step.device)
+        if nodes is not None and any(self.output_requires_grad):
+            CompiledBackward.attach(self, nodes, made, tensors)
+        return _rebuild(self.outputs, made)
+
+
+def _view_again(t, chain):
+    """Apply recorded view steps to ``t`` through eager dispatch (the output then shares memory and version
+    counter with ``t``, and has a view's history, as in eager mode)."""
+    for cls, args, params, nr, _ in chain:
+        if cls is Detach:
+            t = t.detach()
+            continue
+        result = cls.apply(t, *args[1:], **params)
+        t = result[nr] if type(result) is tuple else result
+    return t
+
+
+def _normalized(array, backend, ndarray, row_major: bool):
+    """The array eager dispatch would wrap (Op.wrap, then from_array): row-major where the op asks for it,
+    a 0-d array for a numpy scalar, a dense copy of an overlapping result."""
+    if type(array) is ndarray and array.flags.c_contiguous:
+        return array
+    if row_major and type(array) is ndarray:
+        array = array.copy()
+        if array.flags.c_contiguous:
+            return array
+    return backend.buffer_of(array)[1]
+
+
+class _SlotRef:
+    """An output of the call: the value in ``slot``."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: int):
+        self.slot = slot
+
+
+def _leaves(structure):
+    if isinstance(structure, (list, tuple)):
+        for item in structure:
+            yield from _leaves(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from _leaves(item)
+    else:
+        yield structure
+
+
+def _rebuild(structure, made: dict):
+    if isinstance(structure, _SlotRef):
+        return made[structure.slot]
+    if isinstance(structure, list):
+        return [_rebuild(item, made) for item in structure]
+    if isinstance(structure, tuple):
+        items = [_rebuild(item, made) for item in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+    if isinstance(structure, dict):
+        return type(structure)((k, _rebuild(v, made)) for k, v in structure.items())
+    return structure
+
+
+def output_structure(result, tracer: Tracer):
+    """The call's result with each tensor replaced by its slot (tensors only inside lists, tuples, dicts)."""
+    if isinstance(result, (list, tuple)):
+        items = [output_structure(item, tracer) for item in result]
+        if isinstance(result, list):
+            return items
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    if isinstance(result, dict):
+        return type(result)((k, output_structure(v, tracer)) for k, v in result.items())
+    if hasattr(result, "_storage"):
+        return _SlotRef(tracer.by_id[id(result)])
+    return result

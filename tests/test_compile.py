@@ -1,0 +1,545 @@
+"""minitorch.compile: replayed plans give eager mode's values and gradients bit for bit; guards retrace; graph
+breaks run eagerly (never a wrong answer); fullgraph raises; every benchmark case and example model runs
+compiled and matches eager mode."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch as torch
+from minitorch.compiler import Unsupported
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks import cases  # noqa: E402
+
+F = torch.nn.functional
+
+
+def same(a, b) -> None:
+    """Bit-identical tensors (NaNs in the same places)."""
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def grads_after(fn, args, params):
+    for p in params:
+        p.grad = None
+    out = fn(*args)
+    loss = out if out.dim() == 0 else out.sum()
+    loss.backward()
+    grads = [p.grad for p in params]
+    for p in params:
+        p.grad = None
+    return out, grads
+
+
+def check_matches_eager(fn, args, params, calls: int = 3):
+    """Compiled ``fn`` agrees with ``fn`` bit for bit on each of ``calls`` calls (the trace, then replays)."""
+    compiled = torch.compile(fn)
+    for _ in range(calls):
+        expected, expected_grads = grads_after(fn, args, params)
+        got, got_grads = grads_after(compiled, args, params)
+        same(got, expected)
+        for g, e in zip(got_grads, expected_grads):
+            assert (g is None) == (e is None)
+            if g is not None:
+                same(g, e)
+    return compiled
+
+
+def plans(compiled):
+    return [entry.plan for _, entry in compiled.history]
+
+
+def chain(x, y):
+    z = x
+    for _ in range(3):
+        z = ((z + y) * x - y).tanh().exp()
+    return z.sum()
+
+
+def test_replay_is_bit_identical_and_records_one_node():
+    x = torch.randn(5, requires_grad=True)
+    y = torch.randn(5, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y])
+    out = compiled(x, y)
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    [plan] = plans(compiled)
+    assert plan is not None and plan.fused_groups, compiled.explain()
+    assert plan.fused_groups[0].backward is not None  # the chain's backward runs fused too
+
+
+@pytest.mark.parametrize("shape", [(70_001,), (300, 257)])
+def test_large_groups_run_block_by_block_bit_identically(shape):
+    """Arrays of 4 blocks or more run their fused programs block by block (a last, shorter block included)."""
+    x = torch.randn(*shape, requires_grad=True)
+    y = torch.randn(*shape, requires_grad=True)
+    compiled = check_matches_eager(lambda x, y: ((x * y + x).tanh() * y - x.exp()).sum(), (x, y), [x, y])
+    group = plans(compiled)[0].fused_groups[0]
+    assert group.kernel.size == x.numel() and group.backward is not None and group.backward.kernel.size
+
+
+def test_unfused_backend_gives_the_same_results():
+    x = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+
+    def fn(x, y):
+        return (x * y + x).tanh().sum(0) * 2
+
+    compiled = torch.compile(fn, backend="eager")
+    for _ in range(3):
+        expected, (ex, ey) = grads_after(fn, (x, y), [x, y])
+        got, (gx, gy) = grads_after(compiled, (x, y), [x, y])
+        same(got, expected)
+        same(gx, ex)
+        same(gy, ey)
+    assert not plans(compiled)[0].fused_groups
+
+
+def test_decorator_forms_and_methods():
+    @torch.compile
+    def f(x):
+        return x.exp() + 1
+
+    @torch.compile(fullgraph=True, dynamic=False, mode="reduce-overhead")
+    def g(x):
+        return x.sin() * 2
+
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        @torch.compile
+        def __call__(self, x):
+            return x * self.k
+
+    x = torch.randn(4)
+    for _ in range(2):
+        same(f(x), x.exp() + 1)
+        same(g(x), x.sin() * 2)
+        same(Scaler(3.0)(x), x * 3.0)
+    assert torch.compile(f, disable=True) is f
+
+
+def test_argument_errors_follow_pytorch():
+    with pytest.raises(RuntimeError, match="Invalid backend"):
+        torch.compile(chain, backend="nonexistent")
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        torch.compile(chain, mode="default", options={})
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        torch.compile(chain, mode="fastest")
+
+
+def test_guards_retrace_on_shape_dtype_requires_grad_and_grad_mode():
+    compiled = torch.compile(lambda x: (x * 2).tanh())
+    a = torch.randn(3)
+    same(compiled(a), (a * 2).tanh())
+    e = torch.randn(3)
+    same(compiled(e), (e * 2).tanh())  # replayed from the cache
+    assert len(compiled.history) == 1
+    b = torch.randn(4)
+    same(compiled(b), (b * 2).tanh())
+    c = torch.randn(4, dtype=torch.float64)
+    same(compiled(c), (c * 2).tanh())
+    d = torch.randn(4, requires_grad=True)
+    out = compiled(d)
+    assert out.requires_grad
+    with torch.no_grad():
+        out = compiled(d)
+    assert not out.requires_grad
+    assert len(compiled.history) == 5  # shape, dtype, requires_grad and grad mode each made a new plan
+    out = compiled(d)  # the requires_grad plan again, from the cache
+    assert out.requires_grad and len(compiled.history) == 5
+
+
+def test_non_contiguous_inputs_get_their_own_plan():
+    compiled = torch.compile(lambda x: x.exp() * x)
+    x = torch.randn(4, 6)
+    same(compiled(x), x.exp() * x)
+    t = x.t()
+    same(compiled(t), t.exp() * t)
+    same(compiled(t), t.exp() * t)
+    assert len(compiled.history) == 2
+
+
+def test_the_same_tensor_twice_is_guarded():
+    compiled = torch.compile(lambda a, b: a * 2 + b)
+    x, y = torch.randn(3), torch.randn(3)
+    same(compiled(x, x), x * 2 + x)
+    same(compiled(x, y), x * 2 + y)
+    same(compiled(y, y), y * 2 + y)
+
+
+def test_module_parameters_are_read_afresh_and_guarded():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    compiled = torch.compile(model)
+    assert isinstance(compiled, torch.nn.Module) and compiled._orig_mod is model
+    assert list(compiled.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    x = torch.randn(5, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):  # the optimizer updates the weights in place between calls: replays see the new values
+        expected = model(x)
+        got = compiled(x)
+        same(got, expected)
+        optimizer.zero_grad()
+        got.sum().backward()
+        optimizer.step()
+    model[0].weight = torch.nn.Parameter(torch.ones(8, 4))  # a new parameter object: the guard retraces
+    same(compiled(x), model(x))
+    assert len(compiled._compiled.history) == 2
+    model.eval()  # the training flag is guarded
+    same(compiled(x), model(x))
+    assert len(compiled._compiled.history) == 3
+
+
+def test_closure_and_global_tensors_are_externals():
+    w = torch.randn(3, requires_grad=True)
+
+    def fn(x):
+        return (x * w).sum()
+
+    check_matches_eager(fn, (torch.randn(3),), [w])
+    compiled = torch.compile(fn)
+    compiled(torch.randn(3))
+    assert "fn" in compiled.explain() and "w is the traced tensor" in compiled.explain()
+
+
+def test_data_dependent_control_flow_is_a_graph_break_and_stays_right():
+    def fn(x):
+        if x.sum() > 0:
+            return x * 2
+        return x * 3
+
+    compiled = torch.compile(fn)
+    for sign in (1, -1, 1, -1):
+        x = torch.ones(3) * sign
+        same(compiled(x), fn(x))
+    assert plans(compiled) == [None]
+    assert "item()" in compiled.explain() and "graph break" in compiled.explain()
+
+
+@pytest.mark.parametrize("body, reason", [
+    (lambda x: x * float(x[0]), "item()"),
+    (lambda x: x * len(x.tolist()), "tolist()"),
+    (lambda x: x + x.numpy().sum(), "numpy()"),
+    (lambda x: (repr(x), x * 2)[1], "printing"),
+    (lambda x: (print("hello"), x * 2)[1], "print()"),
+    (lambda x: x.mul_(2) * 1, "in-place"),
+    (lambda x: torch.randn(3) + x, "unknown origin"),
+])
+def test_graph_breaks(body, reason, capsys):
+    compiled = torch.compile(body)
+    for n in range(3):
+        x = torch.ones(3) * (n + 1)
+        torch.manual_seed(n)
+        expected = body(x.clone())
+        torch.manual_seed(n)
+        same(compiled(x.clone()), expected)
+    assert reason in compiled.explain()
+    with pytest.raises(Unsupported, match="graph break"):
+        torch.compile(body, fullgraph=True)(x.clone())
+
+
+def test_backward_inside_the_function_runs_eagerly():
+    w = torch.randn(3, requires_grad=True)
+
+    def step(x):
+        loss = (x * w).sum()
+        loss.backward()
+        return loss
+
+    compiled = torch.compile(step)
+    for _ in range(3):
+        w.grad = None
+        compiled(torch.ones(3))
+        same(w.grad, torch.ones(3))
+    assert "backward()" in compiled.explain()
+
+
+def test_optimizer_steps_and_zero_grad_inside_are_graph_breaks():
+    w = torch.nn.Parameter(torch.ones(3))
+    optimizer = torch.optim.SGD([w], lr=0.5)
+    w.grad = torch.ones(3)
+    compiled = torch.compile(lambda: optimizer.step())  # no op reads w: only the write shows
+    for n in range(3):
+        compiled()
+        same(w.detach(), torch.full((3,), 1 - 0.5 * (n + 1)))
+    assert "in-place write" in compiled.explain()
+
+    def zero(x):
+        optimizer.zero_grad()
+        return x * 2
+
+    compiled = torch.compile(zero)
+    for _ in range(2):
+        w.grad = torch.ones(3)
+        compiled(torch.ones(1))
+        assert w.grad is None
+    assert "setting .grad" in compiled.explain()
+
+
+def test_custom_function_and_hooks_run_eagerly():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.randn(3, requires_grad=True)
+    compiled = torch.compile(lambda x: Double.apply(x).exp())
+    for _ in range(2):
+        x.grad = None
+        compiled(x).sum().backward()
+        same(x.grad, (x * 2).exp().detach() * 2)
+    assert plans(compiled) == [None]
+
+    def hooked(x):
+        y = x * 3
+        y.register_hook(lambda g: g * 10)
+        return y.sum()
+
+    compiled = torch.compile(hooked)
+    for _ in range(2):
+        x.grad = None
+        compiled(x).backward()
+        same(x.grad, torch.full((3,), 30.0))
+
+
+def test_compiler_disable_is_a_graph_break():
+    @torch.compiler.disable
+    def helper(x):
+        return x + 1
+
+    compiled = torch.compile(lambda x: helper(x) * 2)
+    x = torch.randn(2)
+    same(compiled(x), (x + 1) * 2)
+    same(compiled(x), (x + 1) * 2)
+    assert "torch.compiler.disable" in compiled.explain()
+    assert not torch.compiler.is_compiling()
+
+
+def test_recompile_limit_warns_and_runs_eagerly():
+    compiled = torch.compile(lambda x: x * 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 12):
+            x = torch.randn(n)
+            same(compiled(x), x * 2)
+    assert len(compiled.history) == torch.compiler.api.cache_size_limit
+    assert any("recompile limit" in str(w.message) for w in caught)
+    torch.compiler.reset()
+    assert not compiled.history
+
+
+def test_double_backward_through_a_compiled_output_raises():
+    x = torch.randn(3, requires_grad=True)
+    compiled = torch.compile(lambda x: (x * x).sum())
+    compiled(x)
+    out = compiled(x)
+    with pytest.raises(Unsupported, match="double backward"):
+        torch.autograd.grad(out, x, create_graph=True)
+    out = compiled(x)
+    out.backward(retain_graph=True)
+    out.backward()  # retain_graph keeps the replay's saved values
+    with pytest.raises(RuntimeError, match="second time"):
+        out.backward()
+
+
+def test_outputs_structure_and_passthrough():
+    def fn(x, y):
+        return {"sum": x + y, "pair": (x * y, 3), "same": x}
+
+    compiled = torch.compile(fn)
+    x, y = torch.randn(2), torch.randn(2)
+    for _ in range(2):
+        got, expected = compiled(x, y), fn(x, y)
+        same(got["sum"], expected["sum"])
+        same(got["pair"][0], expected["pair"][0])
+        assert got["pair"][1] == 3 and got["same"] is x
+
+
+def test_views_and_broadcasting_match_eager():
+    a = torch.randn(4, 6, requires_grad=True)
+    b = torch.randn(6, requires_grad=True)
+
+    def fn(a, b):
+        h = (a + b).view(2, 12).t()
+        q, k = h.chunk(2, dim=1)
+        return (q.relu() * k.sigmoid()).transpose(0, 1).reshape(-1)[::2].sum() + a[1:, :3].exp().mean()
+
+    check_matches_eager(fn, (a, b), [a, b])
+
+
+def test_outputs_that_are_views_of_inputs_stay_views():
+    compiled = torch.compile(lambda x: (x.view(2, 2).t(), x.detach()[1:], x * 2))
+    x = torch.randn(4, requires_grad=True)
+    for _ in range(3):
+        v, d, y = compiled(x)
+        assert v._base is x and d._storage is x._storage and not d.requires_grad
+        same(y, x * 2)
+        v.sum().backward()
+        same(x.grad, torch.ones(4))
+        x.grad = None
+    assert plans(compiled)[0] is not None
+
+
+def _mlp_loss(case):
+    def loss(x, y, w1, w2, w3, b1, b2, b3):
+        h = F.relu(F.linear(x, w1, b1))
+        h = F.relu(F.linear(h, w2, b2))
+        return F.cross_entropy(F.linear(h, w3, b3), y)
+
+    return loss, (case.tx, case.ty, *case.params), case.params
+
+
+def _conv_loss(case):
+    return (lambda x, w: F.relu(F.conv2d(x, w)).mean()), (case.tx, case.tw), [case.tx, case.tw]
+
+
+def _pair_loss(expression):
+    return lambda case: (expression, (case.x, case.y), [case.x, case.y])
+
+
+def _overhead(x, y):
+    z = x
+    for _ in range(20):
+        z = ((z + y) * x - y).tanh().exp()
+    return z.sum()
+
+
+def _views_inplace(x):
+    y = x * 1
+    y[:, ::2].mul_(2)
+    y.t()[10:20].add_(1)
+    return y.sum()
+
+
+LOSSES = {
+    "overhead": _pair_loss(_overhead),
+    "views_inplace": lambda case: (_views_inplace, (case.x,), [case.x]),
+    "elementwise_big": _pair_loss(lambda x, y: (x * y + x).tanh().sum()),
+    "matmul_big": _pair_loss(lambda x, y: (x @ y).sum()),
+    "mlp_step": _mlp_loss,
+    "conv_step": _conv_loss,
+}
+
+
+@pytest.mark.parametrize("name", list(cases.CASES))
+def test_every_benchmark_case_matches_eager_compiled(name):
+    case = cases.CASES[name]("cpu", small=True)
+    if name == "transformer_step":
+        model = torch.compile(case.model)
+        for _ in range(3):
+            _, expected = case.model(case.tidx, case.ttargets)
+            case.optimizer.zero_grad()
+            expected.backward()
+            expected_grads = [p.grad for p in case.model.parameters()]
+            case.optimizer.zero_grad()
+            _, got = model(case.tidx, case.ttargets)
+            got.backward()
+            same(got, expected)
+            for p, e in zip(case.model.parameters(), expected_grads):
+                same(p.grad, e)
+            torch.nn.utils.clip_grad_norm_(case.model.parameters(), 1.0)
+            case.optimizer.step()
+        assert plans(model._compiled)[0] is not None, model.explain()
+        return
+    if name == "sparse_mm":  # sparse tensors are not compiled: the case's step runs eagerly, unchanged
+        compiled = torch.compile(case.minitorch)
+        for _ in range(2):
+            (loss, grads), (e_loss, e_grads) = compiled(), case.minitorch()
+            same(loss, e_loss)
+            for g, e in zip(grads, e_grads):
+                same(g.to_dense() if g.layout == torch.sparse_coo else g, e.to_dense() if e.layout == torch.sparse_coo
+                     else e)
+        return
+    loss, args, params = LOSSES[name](case)
+    compiled = check_matches_eager(loss, args, params)
+    if name != "views_inplace":  # in-place writes are graph breaks: the others compile whole
+        assert plans(compiled)[0] is not None, compiled.explain()
+
+
+@pytest.fixture
+def example(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+
+    def load(name: str):
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+
+    return load
+
+
+@pytest.mark.parametrize("name, make, shape", [
+    ("train_mlp", lambda m: m.MLP(hidden=16), (6, 8, 8)),
+    ("train_cnn", lambda m: m.DigitsCNN(channels=4), (3, 64)),
+    ("quantize_mlp", lambda m: m.MLP(hidden=16), (6, 8, 8)),
+])
+def test_example_models_match_eager_compiled(example, name, make, shape):
+    module = example(name)
+    torch.manual_seed(0)
+    model = make(module)
+    compiled = torch.compile(model)
+    x = torch.randn(*shape)
+    target = torch.randint(0, 10, (shape[0],))
+    params = list(model.parameters())
+    for training in (True, True, False, False):
+        model.train(training)
+        torch.manual_seed(1)  # dropout draws the same masks on both sides
+        expected, expected_grads = grads_after(lambda x: F.cross_entropy(model(x), target), (x,), params)
+        torch.manual_seed(1)
+        got, got_grads = grads_after(lambda x: F.cross_entropy(compiled(x), target), (x,), params)
+        same(got, expected)
+        for g, e in zip(got_grads, expected_grads):
+            same(g, e)
+
+
+def test_char_transformer_generation_matches_eager(example):
+    module = example("char_transformer")
+    torch.manual_seed(0)
+    model = module.CharTransformer(11, 8, 16, 2, 1, dropout=0.0).eval()
+    compiled = torch.compile(model)
+    idx = torch.randint(0, 11, (2, 8))
+    with torch.no_grad():
+        for _ in range(2):
+            same(compiled(idx)[0], model(idx)[0])
+
+
+def test_sparse_embeddings_example_model_runs_compiled(example):
+    module = example("sparse_embeddings")
+    torch.manual_seed(0)
+    for sparse in (False, True):
+        model = module.BagOfWords(sparse)
+        compiled = torch.compile(model)
+        words = torch.randint(0, module.VOCAB, (12,))
+        offsets = torch.tensor([0, 5, 9])
+        for _ in range(2):
+            expected, expected_grads = grads_after(model, (words, offsets), list(model.parameters()))
+            got, got_grads = grads_after(compiled, (words, offsets), list(model.parameters()))
+            same(got, expected)
+            for g, e in zip(got_grads, expected_grads):
+                if g.layout == torch.sparse_coo:
+                    g, e = g.to_dense(), e.to_dense()
+                same(g, e)
+
+
+def test_explain_lists_guards_kernels_and_fused_groups(capsys):
+    x = torch.randn(4, requires_grad=True)
+    compiled = torch.compile(chain)
+    compiled(x, x)
+    compiled.print_plan()
+    text = capsys.readouterr().out
+    for expected in ("guards:", "input 0: shape [4]", "graph breaks: none", "forward kernels:", "fused",
+                     "backward kernels", "TanhBackward0", "ufunc calls"):
+        assert expected in text, text
