@@ -392,3 +392,20 @@ def test_batched_matmul_and_linear_backward_with_an_empty_inner_or_output_dim():
     w = torch.zeros(0, 3, requires_grad=True)
     torch.nn.functional.linear(x, w).sum().backward()
     assert w.grad.shape == (0, 3) and x.grad.tolist() == torch.zeros(2, 2, 3).tolist()
+
+
+def test_linear_of_a_contiguous_non_matrix_input_is_a_view_of_one_addmm():
+    """PyTorch's _flatten_nd_linear: a contiguous 1-D or N-D input with a bias goes through one matrix product
+    and comes back as a view, so a write into the output goes through CopySlices; with create_graph the bias's
+    gradient then keeps a graph (fuzzer seed 228923)."""
+    F = torch.nn.functional
+    bias = torch.zeros(3, requires_grad=True)
+    out = F.linear(torch.tensor([0.0, 0.0]), torch.zeros(3, 2), bias)
+    assert out._base is not None and out.grad_fn.name() == "ViewBackward0"
+    out[:] = torch.zeros(3)
+    (g,) = torch.autograd.grad(torch.softmax(out, 0).sum(), [bias], create_graph=True)
+    assert g.tolist() == [0.0, 0.0, 0.0] and g.requires_grad
+    assert F.linear(torch.zeros(4, 5, 2), torch.zeros(3, 2), bias)._base is not None
+    assert F.linear(torch.zeros(4, 2), torch.zeros(3, 2), bias)._base is None
+    assert F.linear(torch.zeros(2, 4).t(), torch.zeros(3, 2), bias)._base is None  # 2-D: one addmm
+    assert F.linear(torch.zeros(5, 2, 4).transpose(1, 2), torch.zeros(3, 2), bias)._base is None  # matmul + add

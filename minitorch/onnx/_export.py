@@ -280,7 +280,8 @@ def _translate(g: GraphBuilder, events: list) -> None:
                     g.bind(out, None, constant=True)
             continue
         op = f"minitorch::{event.op.__name__}"
-        translate = TRANSLATIONS.get(event.op.__name__)
+        # an op subclass that only renames its node (Rsub of Sub, Celu of Elu) translates as its base
+        translate = next((TRANSLATIONS[c.__name__] for c in event.op.__mro__ if c.__name__ in TRANSLATIONS), None)
         if translate is None:  # raised where a value it made is used (an unused one, e.g. dead code, is dropped)
             for out in event.outputs:
                 if isinstance(out, Tensor):

@@ -15,7 +15,7 @@ from .shrink import report, shrink
 # Outcome flags counted over a run: each is a narrow, explicit allowance (see program.py)
 COUNTED = ("diverged", "zero_dependence", "partial_write", "unimplemented_in_pytorch", "layout_inherited",
            "float32_rounding", "overlapping_write",
-           "gelu_of_inf", "forward_rounding")
+           "gelu_of_inf", "forward_rounding", "empty_structure")
 
 
 def run_one(seed, dtype=None, pending=True, do_shrink=True):

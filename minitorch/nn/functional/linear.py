@@ -86,6 +86,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if vector_weight:
         out = Linear.apply(input, weight, None).squeeze(-1)
         return out if bias is None else out + bias
+    if bias is not None and input.dim() != 2 and bias.dim() == 1 and input.is_contiguous():
+        # PyTorch's _flatten_nd_linear: one addmm on the input flattened to a matrix, and a view of its result
+        # back to the input's leading dims (so the output of a 1-D or 3-D linear is a view, as writes into it
+        # show: fuzzer seed 228923)
+        rows = math.prod(input.shape[:-1])
+        out = Linear.apply(input.reshape(rows, input.shape[-1]), weight, bias)
+        return out.view(*input.shape[:-1], weight.shape[0])
     return Linear.apply(input, weight, bias)
 
 
