@@ -770,6 +770,10 @@ class _TorchReader(_Reader):
             _check(size == numel * dtype.itemsize,
                    f"storage {key!r} should hold {numel * dtype.itemsize} bytes ({numel} x {dtype}) but holds {size}")
             self.records[key] = record = (dtype, numel, self.device(location))
+        return self.typed_storage(key, record, dtype, numel)
+
+    def typed_storage(self, key: str, record: tuple, dtype, numel: int) -> TypedStorage:
+        """The storage ``key`` for a reference that names ``dtype`` and ``numel`` (checked against its record)."""
         _check(record[0] is dtype and record[1] == numel, f"storage {key!r} is referenced with two types or sizes")
         try:
             base = self.storage(key)
@@ -866,16 +870,7 @@ class _LegacyReader(_TorchReader):
             _check(self.claimed <= left, f"storage {key!r} claims {numel} x {dtype} but the file has only {left} "
                                          "bytes left for every storage's data")
             self.records[key] = (dtype, numel, self.device(location))
-        record = self.records[key]
-        _check(record[0] is dtype and record[1] == numel, f"storage {key!r} is referenced with two types or sizes")
-        try:
-            base = self.storage(key)
-        except SerializationError:
-            raise
-        except (ValueError, RuntimeError) as exc:  # map_location's errors are the caller's, not the file's
-            raise _MapLocationError(exc) from None
-        self.by_storage[id(base._storage)] = base
-        return TypedStorage(base._storage)
+        return self.typed_storage(key, self.records[key], dtype, numel)
 
     def read_array(self, key, dtype, numel: int):
         """Zeros for now (the file's bytes for it come after the object tree; see ``fill``)."""
