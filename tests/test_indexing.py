@@ -780,3 +780,10 @@ def test_assignment_that_selects_nothing_checks_no_bound():
         torch.zeros(0, 2)[torch.tensor([5])] = 3.0
     with pytest.raises(IndexError):
         torch.zeros(2, 3)[torch.tensor([5])] = 3.0
+
+
+def test_an_empty_broadcast_index_reads_nothing_even_from_a_dim_of_size_0():
+    """The size-0-dim check applies only when the broadcast index selects something (fuzzer seed 357124)."""
+    assert torch.zeros(0, 0, 0)[torch.tensor([], dtype=torch.int64), torch.tensor([0])].shape == (0, 0)
+    with pytest.raises(IndexError, match="out of bounds for dimension with size 0"):
+        torch.zeros(0, 0)[torch.tensor([5])]

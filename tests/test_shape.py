@@ -336,3 +336,18 @@ def test_int_list_argument_errors():
         x.tile((2.0,))
     with pytest.raises(TypeError, match=r"repeat\(\) missing 1 required positional arguments: \"repeats\""):
         torch.tensor(1.0).repeat()
+
+
+def test_cat_and_stack_lay_their_output_out_row_major():
+    """PyTorch's cat (and so stack) allocates a row-major output whatever the inputs' layout (numpy's concatenate
+    would follow the inputs'); only inputs that are all channels-last keep that layout. A view or as_strided of
+    the result depends on it (fuzzer seeds 334357, 378060)."""
+    v0 = torch.zeros(2, 1, 2, dtype=torch.float64).transpose(0, -1)
+    stacked = torch.stack([v0, v0], dim=-3)
+    assert stacked.stride() == (4, 2, 2, 1) and stacked.view(-1, 4).shape == (2, 4)
+    x2 = torch.arange(9.0).reshape(3, 3)
+    assert torch.cat([x2.t(), x2.t()], 1).stride() == (6, 1)
+    assert torch.equal(torch.cat([x2.t(), x2.t()], 1), torch.cat([x2.t().contiguous()] * 2, 1))
+    c = torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    assert torch.cat([c, c], 1).stride() == (120, 1, 30, 6)
+    assert torch.cat([c, torch.zeros(2, 3, 4, 5)], 1).stride() == (120, 20, 5, 1)

@@ -5,6 +5,7 @@ input's slice of the output's. Below the view ops, whose multi-output backward (
 from __future__ import annotations
 
 from ..autograd.forward_ad import zeros_for_missing
+from ..memory_format import channels_last, channels_last_3d, is_in_format
 from ..tensor import Tensor, wrap_dim
 from .op import Op
 from .promotion import promote
@@ -40,7 +41,14 @@ class Cat(Op):
         self.dim, self.keep = dim, keep
         self.sizes = [a.shape[dim] if k else 0 for a, k in zip(arrays, keep)]
         *cast, _ = promote(self, *arrays)
-        return self.xp.concatenate([a for a, k in zip(cast, keep) if k], axis=dim)
+        pieces = [a for a, k in zip(cast, keep) if k]
+        if _all_channels_last(pieces):  # PyTorch keeps the inputs' common channels-last layout (numpy does too)
+            return self.xp.concatenate(pieces, axis=dim)
+        shape = list(pieces[0].shape)
+        shape[dim] = sum(a.shape[dim] for a in pieces)
+        # otherwise PyTorch's output is row-major whatever the inputs' layout (numpy's would follow theirs, and a
+        # view or as_strided of the result then reads other elements: fuzzer seeds 334357, 378060)
+        return self.xp.concatenate(pieces, axis=dim, out=self.xp.empty(shape, dtype=pieces[0].dtype))
 
     def backward(self, grad):
         grads, start = [], 0
@@ -51,6 +59,16 @@ class Cat(Op):
 
     def jvp(self, inputs, outputs, tangents):  # linear in all inputs together: the tangents concatenated
         return Cat.apply(*zeros_for_missing(inputs, tangents), **self.keywords)
+
+
+def _all_channels_last(arrays) -> bool:
+    """Whether every array is laid out channels-last (4-D or 5-D) and not simply row-major (PyTorch's
+    suggest_memory_format of each input agrees on a channels-last format)."""
+    for fmt in (channels_last, channels_last_3d):
+        if all(not a.flags.c_contiguous and is_in_format(a.shape, tuple(s // a.itemsize for s in a.strides), fmt)
+               for a in arrays):
+            return True
+    return False
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

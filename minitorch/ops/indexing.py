@@ -327,13 +327,13 @@ def _split_index(input: Tensor, items: list) -> tuple[list, list]:
 def _empty_result(op: str, shape: tuple, slots: list) -> bool:
     """Whether advanced indexing of ``shape`` by ``slots`` (the leading dims' index Tensors, None for a whole dim)
     selects no element, after PyTorch's checks that hold even then: the indices are integer tensors whose shapes
-    broadcast, and a dim of size 0 takes no index."""
+    broadcast, and a dim of size 0 takes no index unless the broadcast index is empty."""
     for slot in slots:
         if slot is not None:
             _check_index_type(op, slot)
     index_shape = broadcast_shapes_of(op, [tuple(slot.shape) for slot in slots if slot is not None])
     for n, slot in zip(shape, slots):
-        if slot is not None and n == 0 and slot.numel():
+        if slot is not None and n == 0 and 0 not in index_shape:  # (an empty broadcast index reads nothing: 357124)
             raise IndexError("index is out of bounds for dimension with size 0")
     kept = [n for j, n in enumerate(shape) if j >= len(slots) or slots[j] is None]
     return 0 in index_shape or 0 in kept

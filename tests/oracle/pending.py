@@ -77,6 +77,14 @@ KNOWN_OUTCOMES = [
      "divisor's, as numpy's; gradients through that zero (a ** 0.5) then differ between -inf, inf and NaN",
      lambda p, o, ns: o.check in ("grad", "grad create_graph", "gradgrad") and o.failure.endswith("values differ")
      and _differs_only_non_finite(o.exp["values"], o.got["values"]) and _remainder_zero_sign(p, ns)),
+    ("DELIBERATE (docs/differences.md, 'dtypes and numbers'): the sign of a zero remainder, in values: a reciprocal "
+     "of that zero is -inf in one library and inf in the other, and what is computed from it (nan_to_num's "
+     "-max or max, a product with it) differs accordingly",
+     lambda p, o, ns: o.check in ("value", "final") and "values differ" in o.failure and _remainder_zero_sign(p, ns)),
+    ("DELIBERATE (docs/differences.md, 'dtypes and numbers'): a matrix product whose partial sums overflow: inf, "
+     "nan or a finite value depending on the order of accumulation (BLAS blocking, FMA), in either library",
+     lambda p, o, ns: o.check == "value" and "values differ" in o.failure
+     and _product_overflows(p, ns, o.where.split(" ")[1])),
     ("DELIBERATE (docs/differences.md, 'Gradients through infinities'): hardtanh's gradient at a NaN input: "
      "PyTorch's vectorized kernel gives 0, its scalar tail (and minitorch) pass the incoming gradient, so PyTorch's "
      "answer depends on where the element falls in its SIMD loop",
@@ -103,6 +111,22 @@ def _mish_input_overflows(prog, ns):
     return False
 
 
+_PRODUCTS = ("matmul", "op@", "mm", "bmm", "mv", "dot", "einsum", "F.linear")
+
+
+def _product_overflows(prog, ns, out: str) -> bool:
+    """The matrix-product step writing ``out`` multiplies numbers whose products or partial sums can overflow
+    (the largest magnitudes' product times the summed length exceeds the dtype's max): whether the result is
+    inf, nan or finite then depends on the order the kernel accumulates in (BLAS's blocking, FMA)."""
+    for s in prog.steps:
+        if s.out == out and s.op in _PRODUCTS:
+            a, b = (eval(name, ns).detach().double() for name in s.inputs[:2])  # noqa: S307 - our own program
+            largest = float(np.finfo(str(eval(s.inputs[0], ns).dtype).replace("torch.", "")).max)
+            extent = max(a.shape[-1] if a.dim() else 1, 1)
+            return float(a.abs().max()) * float(b.abs().max()) * extent > largest
+    return False
+
+
 def _hardtanh_reads_nan(prog, ns):
     """An F.hardtanh or F.relu6 step reads a NaN."""
     for s in prog.steps:
@@ -126,8 +150,9 @@ def _remainder_zero_sign(prog, ns):
 
 
 def _forward_non_finite(prog, ns):
-    """Some value of PyTorch's forward pass (a leaf or a step's output) holds an inf or a NaN."""
-    names = [lf.name for lf in prog.leaves] + [s.out for s in prog.steps]
+    """Some value of PyTorch's forward pass (a leaf or a step's output) holds an inf or a NaN, or so does a
+    first-order gradient that a second derivative goes through (``g``: pow(0, 0.5)'s gradient is inf)."""
+    names = [lf.name for lf in prog.leaves] + [s.out for s in prog.steps] + ["g"]
     for name in names:
         vals = ns.get(name)
         for v in vals if isinstance(vals, (tuple, list)) else [vals]:
