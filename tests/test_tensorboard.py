@@ -28,7 +28,7 @@ if HAVE_TENSORBOARD:
 needs_tensorboard = pytest.mark.skipif(not HAVE_TENSORBOARD, reason="the tensorboard extra is not installed")
 
 
-def read(log_dir) -> EventAccumulator:
+def read(log_dir):
     accumulator = EventAccumulator(str(log_dir), size_guidance={"tensors": 0, "scalars": 0, "histograms": 0})
     accumulator.Reload()
     return accumulator
