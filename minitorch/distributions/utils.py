@@ -60,6 +60,30 @@ def broadcast_all(*values) -> tuple:
     return tuple(broadcast_tensors(*values))
 
 
+def count_and_param(dist, total_count, probs, logits) -> Size:
+    """Binomial's and NegativeBinomial's parameters set on ``dist``: ``total_count`` broadcast with exactly one of
+    ``probs`` and ``logits`` (in its dtype), the one given as ``_param``; returns the batch shape."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        dist.total_count, dist.probs = broadcast_all(total_count, probs)
+        dist._param = dist.probs
+    else:
+        dist.total_count, dist.logits = broadcast_all(total_count, logits)
+        dist._param = dist.logits
+    dist.total_count = dist.total_count.type_as(dist._param)
+    return dist._param.size()
+
+
+def expand_count_and_param(dist, new, batch_shape: Size) -> None:
+    """``count_and_param``'s attributes of ``dist`` expanded to ``batch_shape`` on ``new`` (lazy ones stay lazy)."""
+    new.total_count = dist.total_count.expand(batch_shape)
+    if "probs" in dist.__dict__:
+        new.probs = new._param = dist.probs.expand(batch_shape)
+    if "logits" in dist.__dict__:
+        new.logits = new._param = dist.logits.expand(batch_shape)
+
+
 def _standard_normal(shape, dtype, device) -> Tensor:
     """Standard normal draws, as PyTorch draws them for ``rsample`` (``empty(shape).normal_()``)."""
     return empty(shape, dtype=dtype, device=device).normal_()
