@@ -1,10 +1,10 @@
 """The process groups: the default (WORLD) group made by ``init_process_group`` and those of ``new_group``.
 
-Each group is an MPI communicator. mpi4py is imported only here, when a group is first made, so
-``import minitorch`` works without it. MPI cannot join processes that were started independently (each would
-be a world of its own), so a group of several processes needs them to be started together by ``mpiexec`` or
-by ``python -m minitorch.distributed.run``; RANK and WORLD_SIZE (as torchrun sets them) choose the order of
-the ranks and are checked against MPI's.
+Each group is an MPI communicator. mpi4py is imported only here and in rendezvous.py, when a group is first
+made, so ``import minitorch`` works without it. Processes started together by ``mpiexec`` (or
+``python -m minitorch.distributed.run``) already form an MPI world; processes started any other way
+(``mp.spawn``, ``multiprocessing.Process``, by hand) meet in a store first and then initialise MPI as one world
+(rendezvous.py). RANK and WORLD_SIZE (as torchrun sets them) choose the order of the ranks.
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import os
+import sys
 
 from .. import cuda
 from .._backends import nccl as nccl_engine
 from .._device import device as _device
+from . import rendezvous as _rendezvous
+from .store import Store
 
 __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "destroy_process_group", "get_backend", "get_rank",
@@ -157,13 +160,24 @@ def _env_int(name: str):
 
 def init_process_group(backend: str | None = None, init_method: str | None = None,
                        timeout: datetime.timedelta | None = None, world_size: int = -1, rank: int = -1,
-                       store=None, group_name: str = "", pg_options=None, device_id=None) -> None:
+                       store: Store | None = None, group_name: str = "", pg_options=None, device_id=None) -> None:
     """Join the default process group. ``backend`` "gloo" or "mpi" (or None) runs on MPI for CPU tensors, "nccl" on
     NCCL (CuPy) for CUDA tensors, with MPI as its bootstrap.
-    ``init_method`` may be None or "env://": RANK and WORLD_SIZE come from the arguments, else from the
-    environment (torchrun's variables), else from MPI (``mpiexec``)."""
+
+    RANK and WORLD_SIZE come from the arguments, else from ``init_method`` ("env://" by default: the environment
+    as torchrun sets it; "tcp://host:port?rank=..&world_size=.."; "file:///path?..."), else from MPI when mpiexec
+    started the processes. Processes that are not one MPI world already meet in the ``store`` (or the one
+    ``init_method`` names: a TCPStore at MASTER_ADDR:MASTER_PORT for env://) and become one (rendezvous.py);
+    a rank that does not join within ``timeout`` makes the others raise RuntimeError."""
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
+    if store is not None and init_method is not None:
+        raise AssertionError("Cannot specify both init_method and store.")
+    if store is not None:
+        if not world_size > 0:
+            raise AssertionError("world_size must be positive if using store")
+        if not rank >= 0:
+            raise AssertionError("rank must be non-negative if using store")
     name = Backend(backend or Backend.GLOO)
     if name == Backend.NCCL:
         if not cuda.is_available():
@@ -171,32 +185,47 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         if not nccl_engine.is_available():
             raise RuntimeError("Distributed package doesn't have NCCL built in: CuPy's NCCL bindings are missing "
                                "(pip install 'minitorch[gpu]' with a CuPy build that has NCCL)")
-    if init_method not in (None, "env://"):
-        raise ValueError(f"init_process_group: init_method {init_method!r} is not supported by the MPI backend; "
-                         "use 'env://' (or None) and start the processes with mpiexec or "
-                         "python -m minitorch.distributed.run")
-    if store is not None:
-        raise ValueError("init_process_group: a store is not supported by the MPI backend")
     if timeout is None:
         timeout = default_pg_timeout
+    make_store, master = (lambda: store), None
+    if store is None:
+        if init_method in (None, "env://") and (world_size == -1 and _env_int("WORLD_SIZE") is None
+                                                or rank == -1 and _env_int("RANK") is None):
+            # no RANK/WORLD_SIZE anywhere: the ranks are MPI's (mpiexec), or this process alone
+            rank, world_size = _mpi_rank_and_size(rank, world_size)
+        else:
+            make_store, rank, world_size, master = _rendezvous.rendezvous(init_method or "env://", rank,
+                                                                         world_size, timeout)
+    if world_size < 1:
+        raise ValueError(f"init_process_group: world_size must be positive, got {world_size}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"init_process_group: rank {rank} is out of range for world_size {world_size}")
+    if "mpi4py.MPI" not in sys.modules and world_size > 1 and not _rendezvous.started_by_manager(world_size):
+        if not is_mpi_available():
+            _mpi()  # the clear error
+        _rendezvous.forget_manager()
+        _rendezvous.join_world(make_store(), rank, world_size, master, timeout)
+    elif "mpi4py.MPI" not in sys.modules and world_size == 1:
+        _rendezvous.forget_manager()  # a world of one: never join an outer mpiexec's world
     MPI = _mpi()
     comm = MPI.COMM_WORLD
-    mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
-    size = world_size if world_size != -1 else _env_int("WORLD_SIZE")
-    size = mpi_size if size is None else size
-    wanted = rank if rank != -1 else _env_int("RANK")
-    wanted = mpi_rank if wanted is None else wanted
-    if size != mpi_size:
+    if comm.Get_size() != world_size:
         raise RuntimeError(
-            f"init_process_group: world_size is {size} but MPI started {mpi_size} process(es). MPI cannot join "
-            "independently started processes: start all of them with `mpiexec -n N python script.py` or "
-            "`python -m minitorch.distributed.run --nproc-per-node N script.py`")
-    if not 0 <= wanted < size:
-        raise ValueError(f"init_process_group: rank {wanted} is out of range for world_size {size}")
-    world = comm.Split(0, wanted)  # order the ranks as RANK asks
-    if world.Get_rank() != wanted:
-        raise RuntimeError(f"init_process_group: two processes asked for rank {wanted}")
-    GroupMember.WORLD = ProcessGroup(world, list(range(size)), str(name), timeout)
+            f"init_process_group: world_size is {world_size} but this process's MPI world has "
+            f"{comm.Get_size()} process(es), and MPI can be initialised only once per process (the first "
+            "init_process_group did it): use the same world size in every init_process_group of a process")
+    world = comm.Split(0, rank)  # order the ranks as RANK asks
+    if world.Get_rank() != rank:
+        raise RuntimeError(f"init_process_group: two processes asked for rank {rank}")
+    GroupMember.WORLD = ProcessGroup(world, list(range(world_size)), str(name), timeout)
+
+
+def _mpi_rank_and_size(rank: int, world_size: int) -> tuple[int, int]:
+    """RANK and WORLD_SIZE from MPI's world where the arguments and the environment leave them open."""
+    comm = _mpi().COMM_WORLD
+    rank = rank if rank != -1 else _env_int("RANK")
+    size = world_size if world_size != -1 else _env_int("WORLD_SIZE")
+    return (comm.Get_rank() if rank is None else rank), (comm.Get_size() if size is None else size)
 
 
 def destroy_process_group(group=None) -> None:

@@ -3,7 +3,8 @@
 It starts the N processes with the ``mpiexec`` that the mpich wheel installs (found next to the Python
 interpreter or on PATH), each with torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
 GROUP_RANK, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID. Its exit status is
-the job's: if a process fails, mpiexec ends the others.
+the job's: if a process fails, mpiexec ends the others. With ``--as-torch`` the script's ``import torch`` (and
+that of the processes it starts) gives minitorch (minitorch.as_torch), so a PyTorch program runs unchanged.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+
+from .. import as_torch
 
 __all__ = ["main", "get_args_parser", "find_mpiexec"]
 
@@ -31,6 +34,8 @@ def get_args_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rdzv-id", "--rdzv_id", default=None)
     parser.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
     parser.add_argument("--no-python", "--no_python", action="store_true")
+    parser.add_argument("--as-torch", "--as_torch", action="store_true",
+                        help="run a PyTorch script unchanged: its `import torch` gives minitorch")
     parser.add_argument("training_script")
     parser.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return parser
@@ -57,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
                ROLE_NAME="default", ROLE_WORLD_SIZE=str(n), MASTER_ADDR=args.master_addr,
                MASTER_PORT=str(args.master_port), TORCHELASTIC_RUN_ID=args.rdzv_id or uuid.uuid4().hex,
                OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    if args.as_torch:
+        as_torch.enable(env)
     if args.no_python:
         target = [args.training_script]
     else:
