@@ -1,12 +1,16 @@
 """minitorch.distributed with 2 real processes (mpiexec from the mpich wheel); skipped without mpi4py.
 
 Each test starts tests/distributed/worker.py on 2 ranks with a timeout; the worker compares every result with
-the single-process computation and fails the job on a difference.
+the single-process computation and fails the job on a difference. The tests at the end start the processes
+without mpiexec (mp.spawn, multiprocessing.Process, by hand) and run a PyTorch script unchanged.
 """
 
+import importlib.util
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -67,3 +71,70 @@ def test_single_process_group_without_mpiexec():
     out = _run([sys.executable, "-c", code])
     assert "twice: trying to initialize the default process group twice!" in out
     assert "unjoinable:" in out and "MPI can be initialised only once per process" in out
+
+
+# Processes that mpiexec did not start: they meet in a store and become one MPI world (rendezvous.py).
+
+RENDEZVOUS = str(ROOT / "tests" / "distributed" / "rendezvous_worker.py")
+SCRIPT = str(ROOT / "tests" / "distributed" / "pytorch_ddp_script.py")
+
+
+def _free_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("how,n", [("spawn-env", 2), ("process-tcp", 2), ("spawn-store", 3)])
+def test_independently_started_processes_form_a_world(how, n):
+    """mp.spawn with MASTER_ADDR/MASTER_PORT, multiprocessing.Process with tcp://, a TCPStore passed in: the
+    collectives and DDP training equal the single-process results (worker.py's checks)."""
+    out = _run([sys.executable, RENDEZVOUS, how, str(n), _free_port()])
+    assert all(f"OK {how} rank {r}" in out for r in range(n)), out
+
+
+def test_file_init_method(tmp_path):
+    out = _run([sys.executable, RENDEZVOUS, "spawn-file", "2", str(tmp_path / "store")])
+    assert "OK spawn-file rank 0" in out and "OK spawn-file rank 1" in out
+
+
+def test_a_rank_that_never_joins_the_rendezvous_makes_the_others_fail_in_time():
+    start = time.monotonic()
+    out = _run([sys.executable, RENDEZVOUS, "timeout", "2", _free_port()])
+    assert "TIMEOUT-RAISED rank 0" in out and "TIMEOUT-RAISED rank 1" in out, out
+    assert "never joined: [2] of 3" in out and time.monotonic() - start < 60
+
+
+def _numbers(out: str) -> list[float]:
+    return [float(w) for line in out.splitlines() if line.startswith(("step", "params")) for w in line.split()[1:]
+            if w not in ("loss",)]
+
+
+def test_a_pytorch_ddp_script_runs_unchanged():
+    """pytorch_ddp_script.py imports torch only. On minitorch (minitorch.as_torch; the launcher's --as-torch) it
+    trains to the same losses and parameters whether started by mp.spawn, by the launcher, by hand with
+    RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or as one process, and equal to real PyTorch's when installed."""
+    one = _run([sys.executable, "-m", "minitorch.as_torch", SCRIPT, "1", _free_port()])
+    spawned = _run([sys.executable, "-m", "minitorch.as_torch", SCRIPT, "2", _free_port()])
+    launched = _run([sys.executable, "-m", "minitorch.distributed.run", "--as-torch", "--nproc-per-node", "2",
+                     SCRIPT])
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=port, WORLD_SIZE="2")
+    by_hand = [subprocess.Popen([sys.executable, "-m", "minitorch.as_torch", SCRIPT], env=dict(env, RANK=str(r)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) for r in (1, 0)]
+    outputs = [p.communicate(timeout=120) for p in by_hand]
+    assert all(p.returncode == 0 for p in by_hand), outputs
+    manual = outputs[1][0]
+    assert "world_size 1 backend gloo" in one and "world_size 2 backend gloo" in spawned
+    assert "world_size 2 backend gloo" in launched and "world_size 2 backend gloo" in manual
+    reference = _numbers(one)
+    assert len(reference) == 14  # 5 x (step, loss) and 4 parameter sums
+    for out in (spawned, launched, manual):
+        assert _numbers(out) == pytest.approx(reference, rel=1e-5, abs=2e-6)
+    if importlib.util.find_spec("torch") is not None:  # the oracle: the same script on real PyTorch
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        done = subprocess.run([sys.executable, SCRIPT, "2", _free_port()], capture_output=True, text=True,
+                              timeout=180, env=env, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        assert _numbers(done.stdout) == pytest.approx(reference, rel=1e-5, abs=2e-6)

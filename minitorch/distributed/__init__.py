@@ -48,7 +48,7 @@ from .process_group import (
     is_torchelastic_launched,
     new_group,
 )
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp, reduce_op
 from .store import DistError, DistNetworkError, DistStoreError, FileStore, HashStore, PrefixStore, Store, TCPStore
 
 group = GroupMember  # torch.distributed.group.WORLD
@@ -61,5 +61,5 @@ __all__ = [
     "get_process_group_ranks", "get_rank",
     "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
     "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "isend", "new_group",
-    "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    "recv", "reduce", "reduce_op", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
 ]

@@ -18,7 +18,7 @@ from ..creation import empty
 from ..ops.shape import stack
 from . import nccl_collectives as nccl
 from .process_group import ProcessGroup, _group
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp
 
 __all__ = [
     "Work", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",

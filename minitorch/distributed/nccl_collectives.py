@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..autograd import grad_mode
 from ..creation import empty
 from .process_group import ProcessGroup
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp
 
 
 class NcclWork:

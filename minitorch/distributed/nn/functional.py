@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...autograd.function import Function
 from .. import collectives
 from ..process_group import GroupMember, _group
-from ..reduce_op import ReduceOp
+from ..reduce_ops import ReduceOp
 
 __all__ = ["all_gather", "all_reduce", "broadcast"]
 
