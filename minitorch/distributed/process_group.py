@@ -200,13 +200,12 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise ValueError(f"init_process_group: world_size must be positive, got {world_size}")
     if not 0 <= rank < world_size:
         raise ValueError(f"init_process_group: rank {rank} is out of range for world_size {world_size}")
-    if "mpi4py.MPI" not in sys.modules and world_size > 1 and not _rendezvous.started_by_manager(world_size):
-        if not is_mpi_available():
-            _mpi()  # the clear error
-        _rendezvous.forget_manager()
-        _rendezvous.join_world(make_store(), rank, world_size, master, timeout)
-    elif "mpi4py.MPI" not in sys.modules and world_size == 1:
-        _rendezvous.forget_manager()  # a world of one: never join an outer mpiexec's world
+    if "mpi4py.MPI" not in sys.modules and not _rendezvous.started_by_manager(world_size):
+        _rendezvous.forget_manager()  # an outer mpiexec's world (of another size) is not this one
+        if world_size > 1:
+            if not is_mpi_available():
+                _mpi()  # the clear error
+            _rendezvous.join_world(make_store(), rank, world_size, master, timeout)
     MPI = _mpi()
     comm = MPI.COMM_WORLD
     if comm.Get_size() != world_size:
