@@ -93,9 +93,11 @@ def test_independently_started_processes_form_a_world(how, n):
     assert all(f"OK {how} rank {r}" in out for r in range(n)), out
 
 
-def test_file_init_method(tmp_path):
-    out = _run([sys.executable, RENDEZVOUS, "spawn-file", "2", str(tmp_path / "store")])
-    assert "OK spawn-file rank 0" in out and "OK spawn-file rank 1" in out
+def test_file_init_method_and_its_file_serves_the_next_job(tmp_path):
+    """The rendezvous deletes its keys once the world stands, so a second job can use the same file."""
+    for _ in range(2):
+        out = _run([sys.executable, RENDEZVOUS, "spawn-file", "2", str(tmp_path / "store")])
+        assert "OK spawn-file rank 0" in out and "OK spawn-file rank 1" in out
 
 
 def test_a_rank_that_never_joins_the_rendezvous_makes_the_others_fail_in_time():

@@ -200,3 +200,17 @@ def join_world(store: Store, rank: int, world_size: int, master_host: str | None
     if MPI.COMM_WORLD.Get_size() != world_size or MPI.COMM_WORLD.Get_rank() != rank:
         raise RuntimeError(f"init_process_group: MPI made rank {MPI.COMM_WORLD.Get_rank()} of "
                            f"{MPI.COMM_WORLD.Get_size()} instead of rank {rank} of {world_size}")
+    _clean_up(MPI, store, rank, world_size, deadline)
+
+
+def _clean_up(MPI, store: Store, rank: int, world_size: int, deadline: float) -> None:
+    """Once every rank is in the MPI world (an MPI barrier, polled so that it cannot hang), rank 0 deletes the
+    rendezvous keys, so that a FileStore's file can serve the next job, as PyTorch's does."""
+    request = MPI.COMM_WORLD.Ibarrier()
+    while not request.Test():
+        if time.monotonic() > deadline:
+            raise RuntimeError("init_process_group: timed out in the first MPI barrier of the new world")
+        time.sleep(1e-4)
+    if rank == 0:
+        for key in ["pmi"] + [f"{what}/{r}" for r in range(world_size) for what in ("rank", "host", "read")]:
+            store.delete_key(key)

@@ -197,19 +197,17 @@ class FileStore(Store):
         super().__init__()
         self.path = file_name
         self.world_size = world_size
-        with open(self.path, "ab"):
-            pass
 
     def _locked(self, op: str, args: tuple):
-        with open(self.path, "r+b") as f:
+        with open(self.path, "a+b") as f:  # (re)created if missing
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
+                f.seek(0)
                 content = f.read()
                 data = pickle.loads(content) if content else {}
                 done, result = _apply(data, op, args)
                 if done and not _waits(op) and op not in ("check", "num_keys"):
-                    f.seek(0)
-                    f.truncate()
+                    f.truncate(0)  # appending to an empty file writes from its start
                     f.write(pickle.dumps(data))
                 return done, result
             finally:
