@@ -1,6 +1,7 @@
 """The process-manager half of ``mpiexec``, for processes that were started without it.
 
-``python _pmi_server.py WORLD_SIZE PROCESS_MAPPING TIMEOUT_SECONDS`` listens on a free TCP port, prints it, and
+``python _pmi_server.py WORLD_SIZE PROCESS_MAPPING TIMEOUT_SECONDS BIND_ADDRESS`` listens on a free TCP port of
+BIND_ADDRESS (127.0.0.1 when every rank runs on this machine, else all interfaces), prints it, and
 answers the PMI-1 wire protocol (MPICH's ``simple`` PMI: ``cmd=init``, ``get_maxes``, ``get_my_kvsname``,
 ``put``/``get``, ``barrier_in``, ``finalize``, ...) for WORLD_SIZE MPI processes. A process whose environment has
 ``PMI_PORT=host:port`` and ``PMI_ID=rank`` when it initialises MPI connects here, is told its rank and the world's
@@ -92,10 +93,10 @@ class Job:
 
 
 def main() -> None:
-    size, mapping, timeout = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    size, mapping, timeout, bind = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
     job = Job(size, mapping)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("", 0))
+    listener.bind((bind, 0))
     listener.listen(size)
     listener.settimeout(timeout)
     sys.stdout.write(f"{listener.getsockname()[1]}\n")

@@ -143,9 +143,9 @@ def _process_mapping(hosts: list[str]) -> str:
     return "(vector," + ",".join(f"({node},1,{count})" for node, count in blocks) + ")"
 
 
-def _start_pmi_server(world_size: int, mapping: str, seconds: float) -> int:
+def _start_pmi_server(world_size: int, mapping: str, seconds: float, bind: str) -> int:
     """Start the PMI server as a process of its own (it must answer while this process sits in MPI_Init)."""
-    server = subprocess.Popen([sys.executable, _PMI_SERVER, str(world_size), mapping, f"{seconds:g}"],
+    server = subprocess.Popen([sys.executable, _PMI_SERVER, str(world_size), mapping, f"{seconds:g}", bind],
                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)
     line = server.stdout.readline()
     server.stdout.close()
@@ -174,8 +174,10 @@ def join_world(store: Store, rank: int, world_size: int, master_host: str | None
         except DistError as error:
             raise _failed(store, world_size, seconds, "rank 0 waited for every rank", where, error) from error
         hosts = [store.get(f"host/{r}").decode() for r in range(world_size)]
-        port = _start_pmi_server(world_size, _process_mapping(hosts), max(1.0, deadline - time.monotonic()))
-        host = "127.0.0.1" if len(set(hosts)) == 1 else (master_host or socket.gethostname())
+        local = len(set(hosts)) == 1
+        port = _start_pmi_server(world_size, _process_mapping(hosts), max(1.0, deadline - time.monotonic()),
+                                 "127.0.0.1" if local else "")
+        host = "127.0.0.1" if local else (master_host or socket.gethostname())
         address = f"{host}:{port}"
         store.set("pmi", address)
         try:  # this process's TCPStore server must answer until every rank has read the address
