@@ -112,7 +112,7 @@ def _exercise(store, error=dist.DistStoreError) -> None:
     assert issubclass(error, RuntimeError)
 
 
-def test_stores(tmp_path):
+def test_stores(tmp_path, monkeypatch):
     _exercise(dist.HashStore())
     _exercise(dist.FileStore(str(tmp_path / "file_store"), 1))
     master = dist.TCPStore("127.0.0.1", 0, 2, True, wait_for_workers=False)
@@ -128,6 +128,7 @@ def test_stores(tmp_path):
         dist.init_process_group("gloo", init_method="env://", store=master, rank=0, world_size=1)
     with pytest.raises(ValueError, match="tcp:// rendezvous: rank parameter missing"):
         dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", world_size=2)
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
     with pytest.raises(ValueError, match="env:// rendezvous: environment variable MASTER_ADDR expected"):
         dist.init_process_group("gloo", rank=1, world_size=2)
 

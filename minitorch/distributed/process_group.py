@@ -203,9 +203,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if "mpi4py.MPI" not in sys.modules and not _rendezvous.started_by_manager(world_size):
         _rendezvous.forget_manager()  # an outer mpiexec's world (of another size) is not this one
         if world_size > 1:
+            meeting_place = make_store()  # first: a missing MASTER_ADDR is PyTorch's ValueError
             if not is_mpi_available():
                 _mpi()  # the clear error
-            _rendezvous.join_world(make_store(), rank, world_size, master, timeout)
+            _rendezvous.join_world(meeting_place, rank, world_size, master, timeout)
     MPI = _mpi()
     comm = MPI.COMM_WORLD
     if comm.Get_size() != world_size:
