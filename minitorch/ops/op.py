@@ -31,6 +31,8 @@ from ..tensor import Tensor, from_array, view_requires_grad
 from . import named
 from .arguments import type_name
 
+_NO_EDGE = (None, 0)  # the edge of an input that wants no gradient
+
 
 class Op(Node):
     """Base class of built-in ops (the node recorded for an op *is* its instance)."""
@@ -163,7 +165,8 @@ class Op(Node):
             if forward_ad.active:
                 propagate(node, args, outputs, params)
             return outputs
-        out = node.wrap(result)
+        # (node.wrap, inlined; forward may have moved the node to another device: to())
+        out = node.wrap(result) if cls.row_major_output else from_array(result, node.backend, node.device)
         if record and grad_mode.state.enabled:
             node._record(args, (out,))
         if forward_ad.active:
@@ -188,28 +191,31 @@ class Op(Node):
             last -= 1
         out = outputs[0]
         out_shape, out_dtype = out._array.shape, out._storage.dtype
-        if not _differentiable(out_dtype) and not any(_differentiable(o.dtype) for o in outputs):
+        if not (out_dtype.is_floating_point or out_dtype.is_complex) and not any(
+                _differentiable(o.dtype) for o in outputs):
             return  # no output can carry a gradient (comparisons, argmax): no node, and no input's grad_fn is read
         same_dtype = same_shape = True  # every tensor input has out's dtype; every one wanting a gradient its shape
         edges, metas = [], []
         for i in range(last):
             a = args[i]
             if not isinstance(a, Tensor):
-                edges.append((None, 0))
+                edges.append(_NO_EDGE)
                 metas.append(None)
                 continue
             edge = edge_of(a)
             edges.append(edge)
             shape, dtype = a._array.shape, a._storage.dtype
-            same_dtype = same_dtype and dtype is out_dtype
+            if dtype is not out_dtype:
+                same_dtype = False
             if edge[0] is None:
                 metas.append(None)
             else:
                 metas.append((shape, dtype))
-                same_shape = same_shape and shape == out_shape
-        self._arrays = self.array_derivative and same_dtype
+                if shape != out_shape:
+                    same_shape = False
+        self._arrays = arrays = self.array_derivative and same_dtype
         # (not for bfloat16: numpy's bfloat16 times a Python float is float32, so the engine must cast the gradients)
-        self._uniform = out._array.dtype if self._arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
+        self._uniform = out._array.dtype if arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
@@ -263,9 +269,9 @@ class Op(Node):
             result = self.backward(*grads)
         finally:
             self._on_arrays = False
-        if type(result) is tuple and len(result) == len(self.next_functions):
-            return result
-        return self._per_input(result)
+        if type(result) is not tuple:
+            result = (result,)
+        return result if len(result) == len(self.next_functions) else self._per_input(result)
 
     def _per_input(self, result) -> tuple:
         """backward may return one gradient, or grads for the leading (tensor) inputs only; the rest are None."""
