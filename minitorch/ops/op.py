@@ -194,26 +194,27 @@ class Op(Node):
         if not (out_dtype.is_floating_point or out_dtype.is_complex) and not any(
                 _differentiable(o.dtype) for o in outputs):
             return  # no output can carry a gradient (comparisons, argmax): no node, and no input's grad_fn is read
-        same_dtype = same_shape = True  # every tensor input has out's dtype; every one wanting a gradient its shape
+        arrays = self.array_derivative  # and every tensor input has out's dtype
+        same_shape = True  # every input wanting a gradient has out's shape
         edges, metas = [], []
-        for i in range(last):
-            a = args[i]
-            if not isinstance(a, Tensor):
-                edges.append(_NO_EDGE)
-                metas.append(None)
-                continue
-            edge = edge_of(a)
-            edges.append(edge)
-            shape, dtype = a._array.shape, a._storage.dtype
-            if dtype is not out_dtype:
-                same_dtype = False
-            if edge[0] is None:
-                metas.append(None)
+        for a in args if last == len(args) else args[:last]:
+            if isinstance(a, Tensor):
+                edge = edge_of(a)
+                dtype = a._storage.dtype
+                if dtype is not out_dtype:
+                    arrays = False
+                if edge[0] is None:
+                    meta = None
+                else:
+                    shape = a._array.shape
+                    meta = (shape, dtype)
+                    if shape != out_shape:
+                        same_shape = False
             else:
-                metas.append((shape, dtype))
-                if shape != out_shape:
-                    same_shape = False
-        self._arrays = arrays = self.array_derivative and same_dtype
+                edge, meta = _NO_EDGE, None
+            edges.append(edge)
+            metas.append(meta)
+        self._arrays = arrays
         # (not for bfloat16: numpy's bfloat16 times a Python float is float32, so the engine must cast the gradients)
         self._uniform = out._array.dtype if arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
         self.next_functions = tuple(edges)
