@@ -107,6 +107,21 @@ def test_a_broadcast_gradient_becomes_a_dense_writable_grad():
     assert x.grad.tolist() == [[4.5, 4.5, 4.5], [4.5, 4.5, 4.5]]
 
 
+def test_a_broadcast_gradient_reaches_tensor_nodes_unexpanded():
+    """sum's gradient on arrays is a broadcast; a node that needs a Tensor gets it as an expanded (stride-0)
+    Tensor, as PyTorch's hooks see it and as CopySlices needs it to avoid copying the whole base."""
+    x = minitorch.ones(3, 4, requires_grad=True)
+    y = x * 1
+    seen = []
+    y.register_hook(lambda g: seen.append(g.stride()))
+    y.sum().backward()
+    assert seen == [(0, 0)] and x.grad.stride() == (4, 1)
+    z = x * 1
+    z[:, ::2].mul_(2)  # CopySlices between the sum and x
+    z.sum().backward()
+    assert x.grad.tolist() == [[3.0, 2.0, 3.0, 2.0]] * 3
+
+
 def test_non_contiguous_inputs_and_gradcheck_on_arrays():
     x = minitorch.randn(4, 6, dtype=minitorch.float64).t().requires_grad_()
     y = minitorch.randn(3, 1, dtype=minitorch.float64, requires_grad=True)

@@ -284,7 +284,16 @@ class Op(Node):
         return result[: len(self.next_functions)] if missing < 0 else result
 
     def wrap_grad(self, array, output_nr: int) -> Tensor:
-        return self.wrap(array)  # every output of an op lives on the op's device
+        """A gradient array as a Tensor (every output of an op lives on the op's device). A broadcast one (what
+        sum and mean send back on arrays) stays a broadcast: an expanded Tensor over its distinct values, as the
+        Tensor path's ``expand`` makes it, so CopySlices keeps it unexpanded instead of copying the whole base."""
+        if not array.flags.c_contiguous:
+            strides = array.strides
+            if 0 in strides:
+                distinct = self.wrap(array[tuple(slice(0, 1) if s == 0 else slice(None) for s in strides)])
+                stride = tuple(0 if s == 0 else d for s, d in zip(strides, distinct.stride()))
+                return distinct._view(array.shape, stride, distinct._offset)
+        return self.wrap(array)
 
     def constant(self, array) -> Tensor:
         """Wrap a helper array (a mask, indices) as a Tensor for use in backward (the array itself when
