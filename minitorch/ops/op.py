@@ -287,7 +287,7 @@ class Op(Node):
         """A gradient array as a Tensor (every output of an op lives on the op's device). A broadcast one (what
         sum and mean send back on arrays) stays a broadcast: an expanded Tensor over its distinct values, as the
         Tensor path's ``expand`` makes it, so CopySlices keeps it unexpanded instead of copying the whole base."""
-        if not array.flags.c_contiguous:
+        if type(array) is self.backend.ndarray and not array.flags.c_contiguous:
             strides = array.strides
             if 0 in strides:
                 distinct = self.wrap(array[tuple(slice(0, 1) if s == 0 else slice(None) for s in strides)])
