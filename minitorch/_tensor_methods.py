@@ -58,7 +58,7 @@ def _operator(op):
     the other operand)."""
 
     def method(self, other):
-        return op.apply(self, other) if _operand(other) else NotImplemented
+        return op.apply(self, other) if isinstance(other, _OPERAND_TYPES) or _operand(other) else NotImplemented
 
     return method
 
@@ -67,7 +67,7 @@ def _reflected(op):
     """``other <op> t``."""
 
     def method(self, other):
-        return op.apply(other, self) if _operand(other) else NotImplemented
+        return op.apply(other, self) if isinstance(other, _OPERAND_TYPES) or _operand(other) else NotImplemented
 
     return method
 

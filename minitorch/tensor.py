@@ -577,7 +577,7 @@ def from_array(array, backend, device, cls: type = None) -> Tensor:
     """A new tensor (of ``cls``, a Tensor subclass, if given) owning a fresh backend array (every op's result
     goes through here: the row-major case is tested first, inline)."""
     if type(array) is backend.ndarray and array.flags.c_contiguous:
-        buffer = array.reshape(-1)
+        buffer = array.ravel()  # (a view here; half the cost of reshape(-1))
     else:
         buffer, array = backend.buffer_of(array)
     t = (cls or Tensor)._make(array, Storage(buffer, backend, device, backend.dtype_of(array)))

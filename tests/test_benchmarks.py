@@ -13,7 +13,7 @@ import pytest
 import minitorch as torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root holds benchmarks/
-from benchmarks import cases, checkpoint_memory, run  # noqa: E402
+from benchmarks import cases, checkpoint_memory, overhead_parts, run  # noqa: E402
 
 
 def as_numpy(value) -> np.ndarray:
@@ -91,6 +91,15 @@ def test_profile_prints_where_the_time_goes(capsys):
         torch.set_num_threads(threads)
     printed = capsys.readouterr().out
     assert "== overhead: 2 runs" in printed and "_record" in printed and "ratio" not in printed  # no timing table
+
+
+def test_overhead_parts_splits_the_step_into_forward_recording_and_backward(capsys):
+    measured = overhead_parts.parts(torch, rounds=1)
+    assert list(measured) == ["forward (grad off)", "recording", "backward", "total"]
+    assert measured["forward (grad off)"] > 0 and measured["total"] > measured["forward (grad off)"]
+    overhead_parts.main(["--rounds", "1"])
+    printed = capsys.readouterr().out
+    assert "recording" in printed and "minitorch" in printed
 
 
 def test_checkpoint_memory_script(tmp_path, capsys):

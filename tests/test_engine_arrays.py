@@ -79,6 +79,49 @@ def test_binary_derivatives_on_arrays_match_tensors_with_broadcasting_and_promot
     _assert_identical(*_both_modes(fn, (a, b)))
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@given(
+    case=st.sampled_from([((), None, False), ((3,), None, False), ((2, 3), 1, False), ((2, 3), 0, True),
+                          ((4, 1, 2), (0, 2), False), ((4, 1, 2), (0, 2), True), ((2, 0), 1, False)]),
+    seed=st.integers(0, 2**16),
+)
+def test_sum_and_mean_broadcast_their_gradient_on_arrays_as_expand_does(reduce, case, seed):
+    shape, dim, keepdim = case
+    data = np.random.default_rng(seed).uniform(0.5, 2.0, shape)
+    for dtype in (minitorch.float32, minitorch.float64):
+        x = minitorch.tensor(data, dtype=dtype, requires_grad=True)
+        fn = (lambda t: getattr(t, reduce)()) if dim is None else (lambda t: getattr(t, reduce)(dim, keepdim))
+        assert fn(x).grad_fn._arrays
+        _assert_identical(*_both_modes(lambda t: fn(t.exp()), (x,)))  # an array node below the reduction
+        _assert_identical(*_both_modes(fn, (x,)))  # the broadcast gradient reaches the leaf itself
+
+
+def test_a_broadcast_gradient_becomes_a_dense_writable_grad():
+    """The leaf's .grad of ``(x.sum() * 2)`` is a fresh row-major tensor (PyTorch's layout), not a stride-0 view
+    of the incoming gradient: in-place updates of .grad work."""
+    x = minitorch.ones(2, 3, requires_grad=True)
+    (x.sum() * 2).backward()
+    assert x.grad.stride() == (3, 1)
+    x.grad.add_(1)
+    (x.mean(0) * 3).sum().backward()
+    assert x.grad.tolist() == [[4.5, 4.5, 4.5], [4.5, 4.5, 4.5]]
+
+
+def test_a_broadcast_gradient_reaches_tensor_nodes_unexpanded():
+    """sum's gradient on arrays is a broadcast; a node that needs a Tensor gets it as an expanded (stride-0)
+    Tensor, as PyTorch's hooks see it and as CopySlices needs it to avoid copying the whole base."""
+    x = minitorch.ones(3, 4, requires_grad=True)
+    y = x * 1
+    seen = []
+    y.register_hook(lambda g: seen.append(g.stride()))
+    y.sum().backward()
+    assert seen == [(0, 0)] and x.grad.stride() == (4, 1)
+    z = x * 1
+    z[:, ::2].mul_(2)  # CopySlices between the sum and x
+    z.sum().backward()
+    assert x.grad.tolist() == [[3.0, 2.0, 3.0, 2.0]] * 3
+
+
 def test_non_contiguous_inputs_and_gradcheck_on_arrays():
     x = minitorch.randn(4, 6, dtype=minitorch.float64).t().requires_grad_()
     y = minitorch.randn(3, 1, dtype=minitorch.float64, requires_grad=True)

@@ -67,6 +67,9 @@ class MetaArray:
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return MetaArray(_infer_reshape(self.shape, tuple(shape)), self.dtype)
 
+    def ravel(self):
+        return self.reshape(-1)
+
     def transpose(self, *axes):
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         axes = axes or tuple(reversed(range(self.ndim)))

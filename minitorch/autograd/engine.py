@@ -52,6 +52,9 @@ def run_backward(
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
     buffers: dict[Node, list] = {root: [None]}  # per node: the gradients arrived for each output
     ready = [root]
+    # A node that runs on arrays without hooks, towards no inputs= (nearly every node of a training step) takes
+    # the first branch: none of the checks of the second (hooks, capture, leaves, the root) can apply to it.
+    plain = on_arrays and captured is None
     with (
         grad_mode.set_grad_enabled(create_graph),
         quiet_floating_point(outputs if on_arrays else ()),
@@ -60,20 +63,23 @@ def run_backward(
         while ready:
             node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
-            if node._hooked or type(node) is AccumulateGrad:
-                grads = _run_tensor_pre_hooks(node, as_tensors(node, grads), create_graph, owned)
-            if captured is not None and not _capture(node, grads, captured):
-                continue
-            if type(node) is AccumulateGrad:  # a leaf: into .grad
-                if accumulate:
-                    _run_accumulate_grad(node, grads, create_graph, owned)
-                continue
-            if node is root:  # 3. call its backward
-                grad_inputs = root.seeds
-            elif on_arrays and node._arrays and not node._hooked:
+            if plain and node._arrays and not node._hooked:  # 3. call its backward
                 grad_inputs = call_on_arrays(node, grads, _call_node)
             else:
-                grad_inputs = _call_node(node, as_tensors(node, grads))
+                if node._hooked or type(node) is AccumulateGrad:
+                    grads = _run_tensor_pre_hooks(node, as_tensors(node, grads), create_graph, owned)
+                if captured is not None and not _capture(node, grads, captured):
+                    continue
+                if type(node) is AccumulateGrad:  # a leaf: into .grad
+                    if accumulate:
+                        _run_accumulate_grad(node, grads, create_graph, owned)
+                    continue
+                if node is root:
+                    grad_inputs = root.seeds
+                elif on_arrays and node._arrays and not node._hooked:
+                    grad_inputs = call_on_arrays(node, grads, _call_node)
+                else:
+                    grad_inputs = _call_node(node, as_tensors(node, grads))
             if not retain_graph:
                 node.release_saved()
             for (child, nr), g in zip(node.next_functions, grad_inputs):  # 4. route each gradient down its edge
@@ -84,8 +90,9 @@ def run_backward(
                     slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
                     slots[nr] = g if slots[nr] is None else add_grads(child, nr, slots[nr], g)
-                dependencies[child] -= 1
-                if dependencies[child] == 0:
+                count = dependencies[child] - 1
+                dependencies[child] = count
+                if not count:
                     ready.append(child)
     if captured is None:
         return None

@@ -186,11 +186,14 @@ def accumulate_grad_node(leaf) -> AccumulateGrad:
 
 def edge_of(tensor) -> tuple:
     """The edge a gradient for ``tensor`` flows along: its grad_fn, or its AccumulateGrad."""
-    node = tensor._grad_fn if tensor._meta is None else tensor.grad_fn  # the property refreshes a stale view
+    meta = tensor._meta
+    # (a view's grad_fn is read through the property, which refreshes a stale one)
+    node = tensor._grad_fn if meta is None or meta.base is None else tensor.grad_fn
     if node is not None:
         return (node, tensor._output_nr)
     if tensor._requires_grad:
-        return (accumulate_grad_node(tensor), 0)
+        node = meta.accumulator() if meta is not None and meta.accumulator is not None else None  # (alive)
+        return (accumulate_grad_node(tensor) if node is None else node, 0)
     return (None, 0)
 
 

@@ -31,6 +31,8 @@ from ..tensor import Tensor, from_array, view_requires_grad
 from . import named
 from .arguments import type_name
 
+_NO_EDGE = (None, 0)  # the edge of an input that wants no gradient
+
 
 class Op(Node):
     """Base class of built-in ops (the node recorded for an op *is* its instance)."""
@@ -163,7 +165,8 @@ class Op(Node):
             if forward_ad.active:
                 propagate(node, args, outputs, params)
             return outputs
-        out = node.wrap(result)
+        # (node.wrap, inlined; forward may have moved the node to another device: to())
+        out = node.wrap(result) if cls.row_major_output else from_array(result, node.backend, node.device)
         if record and grad_mode.state.enabled:
             node._record(args, (out,))
         if forward_ad.active:
@@ -188,28 +191,32 @@ class Op(Node):
             last -= 1
         out = outputs[0]
         out_shape, out_dtype = out._array.shape, out._storage.dtype
-        if not _differentiable(out_dtype) and not any(_differentiable(o.dtype) for o in outputs):
+        if not (out_dtype.is_floating_point or out_dtype.is_complex) and not any(
+                _differentiable(o.dtype) for o in outputs):
             return  # no output can carry a gradient (comparisons, argmax): no node, and no input's grad_fn is read
-        same_dtype = same_shape = True  # every tensor input has out's dtype; every one wanting a gradient its shape
+        arrays = self.array_derivative  # and every tensor input has out's dtype
+        same_shape = True  # every input wanting a gradient has out's shape
         edges, metas = [], []
-        for i in range(last):
-            a = args[i]
-            if not isinstance(a, Tensor):
-                edges.append((None, 0))
-                metas.append(None)
-                continue
-            edge = edge_of(a)
-            edges.append(edge)
-            shape, dtype = a._array.shape, a._storage.dtype
-            same_dtype = same_dtype and dtype is out_dtype
-            if edge[0] is None:
-                metas.append(None)
+        for a in args if last == len(args) else args[:last]:
+            if isinstance(a, Tensor):
+                edge = edge_of(a)
+                dtype = a._storage.dtype
+                if dtype is not out_dtype:
+                    arrays = False
+                if edge[0] is None:
+                    meta = None
+                else:
+                    shape = a._array.shape
+                    meta = (shape, dtype)
+                    if shape != out_shape:
+                        same_shape = False
             else:
-                metas.append((shape, dtype))
-                same_shape = same_shape and shape == out_shape
-        self._arrays = self.array_derivative and same_dtype
+                edge, meta = _NO_EDGE, None
+            edges.append(edge)
+            metas.append(meta)
+        self._arrays = arrays
         # (not for bfloat16: numpy's bfloat16 times a Python float is float32, so the engine must cast the gradients)
-        self._uniform = out._array.dtype if self._arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
+        self._uniform = out._array.dtype if arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []
@@ -263,9 +270,9 @@ class Op(Node):
             result = self.backward(*grads)
         finally:
             self._on_arrays = False
-        if type(result) is tuple and len(result) == len(self.next_functions):
-            return result
-        return self._per_input(result)
+        if type(result) is not tuple:
+            result = (result,)
+        return result if len(result) == len(self.next_functions) else self._per_input(result)
 
     def _per_input(self, result) -> tuple:
         """backward may return one gradient, or grads for the leading (tensor) inputs only; the rest are None."""
@@ -277,7 +284,16 @@ class Op(Node):
         return result[: len(self.next_functions)] if missing < 0 else result
 
     def wrap_grad(self, array, output_nr: int) -> Tensor:
-        return self.wrap(array)  # every output of an op lives on the op's device
+        """A gradient array as a Tensor (every output of an op lives on the op's device). A broadcast one (what
+        sum and mean send back on arrays) stays a broadcast: an expanded Tensor over its distinct values, as the
+        Tensor path's ``expand`` makes it, so CopySlices keeps it unexpanded instead of copying the whole base."""
+        if type(array) is self.backend.ndarray and not array.flags.c_contiguous:
+            strides = array.strides
+            if 0 in strides:
+                distinct = self.wrap(array[tuple(slice(0, 1) if s == 0 else slice(None) for s in strides)])
+                stride = tuple(0 if s == 0 else d for s, d in zip(strides, distinct.stride()))
+                return distinct._view(array.shape, stride, distinct._offset)
+        return self.wrap(array)
 
     def constant(self, array) -> Tensor:
         """Wrap a helper array (a mask, indices) as a Tensor for use in backward (the array itself when

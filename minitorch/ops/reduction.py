@@ -86,6 +86,7 @@ def _on_0d(fn, input: Tensor, *args):
 class Sum(Op):
     row_major_output = True
     dim_given = False  # PyTorch's node: SumBackward0 for sum(x), SumBackward1 for sum(x, dim)
+    array_derivative = True  # backward is a broadcast (broadcast_to on arrays): the loss's sum joins the array path
 
     jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
@@ -97,12 +98,14 @@ class Sum(Op):
         return self.backend.sum(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        return restore_dims(grad, self.input_shape, self.dims, self.keepdim).expand(self.input_shape)
+        grad = restore_dims(grad, self.input_shape, self.dims, self.keepdim)
+        return self.xp.broadcast_to(grad, self.input_shape) if self._on_arrays else grad.expand(self.input_shape)
 
 
 class Mean(Op):
     row_major_output = True
     dim_given = False  # MeanBackward0 for mean(x), MeanBackward1 for mean(x, dim)
+    array_derivative = True  # as Sum's, divided by the count
 
     jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
@@ -121,7 +124,7 @@ class Mean(Op):
         return self.backend.mean(x, dims, keepdim, accumulate_dtype(self.backend, x, dtype))
 
     def backward(self, grad):
-        return restore_dims(grad, self.input_shape, self.dims, self.keepdim).expand(self.input_shape) / self.count
+        return Sum.backward(self, grad) / self.count
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
