@@ -18,6 +18,21 @@ def contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def non_overlapping_and_dense(shape, strides) -> bool:
+    """Whether the elements fill a block of memory exactly once in some order of the dims (PyTorch's
+    ``is_non_overlapping_and_dense``): the strides, sorted, are the running products of the sizes."""
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    expected = 1
+    for d in sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d])):  # size-1 and empty dims last
+        if shape[d] < 2:
+            return True
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
 def infer_size(shape, numel: int) -> tuple:
     """Resolve one ``-1`` in a requested shape."""
     shape = tuple(int(n) for n in shape)

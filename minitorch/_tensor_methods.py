@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import _named_tensors, _tensor_str, _tensortype, sampling
 from .autograd import tensor_hooks, view_history
 from .autograd.api import tensor_backward
-from .creation import _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
+from .creation import _new_empty_strided, _new_factory, _new_full, _new_tensor, empty, legacy_new, ones, zeros
 from .cuda import memory as cuda_memory
 from .linalg import legacy
 from .nn.functional import activation
@@ -243,7 +243,8 @@ METHODS: dict[str, object] = {
     # ops/conversion.py
     "clone": conversion.clone, "contiguous": conversion.contiguous,
     # creation.py, random.py and sampling.py
-    "new_empty": _new_factory(empty), "new_zeros": _new_factory(zeros), "new_ones": _new_factory(ones),
+    "new_empty": _new_factory(empty), "new_empty_strided": _new_empty_strided, "new_zeros": _new_factory(zeros),
+    "new_ones": _new_factory(ones),
     "new_full": _new_full, "new_tensor": _new_tensor, "new": _tensortype.new,
     "bernoulli": sampling.bernoulli, "multinomial": multinomial,
     # nn/functional/activation.py

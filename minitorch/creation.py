@@ -331,6 +331,26 @@ def _strided_empty(backend, shape: tuple, dtype, strides: tuple | None):
     return backend.as_strided(backend.empty((math.prod(shape),), dtype), shape, strides, 0)
 
 
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
+    """Uninitialized memory seen through ``stride``: the storage holds exactly the elements the strides reach
+    (one past the largest offset), so gaps and overlaps are allowed, as in PyTorch."""
+    shape = _shape(size, "empty_strided")
+    stride = tuple(int(s) for s in stride)
+    if len(stride) != len(shape):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(stride)}")
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    backend, dev = _backend_and_device(device)
+    dtype = dtype or _dtype.get_default_dtype()
+    check_allocation("empty_strided", (extent,), dtype, backend)
+    buffer = backend.empty((extent,), dtype)
+    array = backend.as_strided(buffer, shape, stride, 0)  # (from_array would copy a layout with gaps or overlaps)
+    return _finish(Tensor._make(array, Storage(buffer, backend, dev, dtype)), requires_grad)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, names=None) -> Tensor:
     return _factory(lambda b, s, d: b.zeros(s, d), size, dtype, device, requires_grad, "zeros", names)
 
@@ -606,12 +626,18 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
     return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                       pin_memory=False):
+    device = device if device is not None else self.device
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     device = device if device is not None else self.device
     return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
-    "ones_like", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",
+    "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "empty_strided", "zeros", "ones", "full",
+    "empty_like", "zeros_like", "ones_like", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",
 ]

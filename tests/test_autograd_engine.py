@@ -403,3 +403,20 @@ def test_first_order_masks_stay_on_the_fast_path():
     with torch.no_grad():
         assert depends_on(value, x) is value
     assert depends_on(value, torch.ones(3)) is value  # no source requires grad
+
+
+def test_first_grad_follows_the_leafs_layout():
+    """PyTorch's gradient layout contract: the first .grad has the leaf's strides (dense leaf) or is row-major."""
+    x = torch.randn(3, 4, requires_grad=True)
+    (x.t() * 2).sum().backward()
+    assert x.grad.stride() == (4, 1)
+    y = torch.randn(4, 3).t().detach().requires_grad_()
+    (y.contiguous() * 2).sum().backward()
+    assert y.grad.stride() == (1, 3)
+    w = torch.randn(3, 4)[:, ::2].detach().requires_grad_()
+    (w.t() * 2).sum().backward()
+    assert w.grad.stride() == (2, 1)
+    x.grad = None
+    (x * x).sum().backward(create_graph=True)
+    assert x.grad.grad_fn.name() == "torch::autograd::CopyBackwards"
+    torch.testing.assert_close(x.grad, 2 * x.detach())

@@ -15,6 +15,8 @@ import itertools
 import threading
 
 from .. import _trace_state
+from .._geometry import non_overlapping_and_dense
+from ..memory_format import contiguous_format
 from . import forward_ad, grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
 from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
@@ -342,11 +344,7 @@ def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
     meta = tensor._autograd_meta()
     current = meta.grad
     if current is None:
-        if not create_graph:
-            grad = grad.detach()
-        if _memory_of(grad) in owned:
-            grad = grad.clone()
-        meta.grad = grad
+        meta.grad = _first_grad(tensor, grad if create_graph else grad.detach(), create_graph, owned)
     elif create_graph:
         meta.grad = current + grad
     else:  # in place where the layouts allow (the one layout-specific step: SparseTensor overrides it)
@@ -355,6 +353,30 @@ def accumulate_into(tensor, grad, create_graph: bool, owned: set) -> None:
     if meta.post_accumulate_hooks and tensor.grad_fn is None:
         for fn in list(meta.post_accumulate_hooks.values()):
             fn(tensor)
+
+
+def _first_grad(tensor, grad, create_graph: bool, owned: set):
+    """A leaf's first ``.grad``, by PyTorch's gradient layout contract: the gradient itself when nothing else
+    holds its memory (not the caller's seed, not another ``.grad``), no graph is being built and it is laid out
+    as the leaf; else a copy laid out as the leaf when the leaf is dense (its strides), row-major otherwise.
+    With ``create_graph`` the copy is recorded (CopyBackwards), as in PyTorch."""
+    if not (tensor._dense and grad._dense):  # sparse, quantized, batched: their own layouts
+        return grad.clone() if _memory_of(grad) in owned else grad
+    shape, strides = tensor.shape, tensor.stride()
+    dense = non_overlapping_and_dense(shape, strides)
+    if not create_graph and _memory_of(grad) not in owned and _obeys_layout(grad, strides, dense):
+        return grad
+    if dense:
+        return grad.new_empty_strided(shape, strides).copy_(grad)
+    return grad.clone(memory_format=contiguous_format)
+
+
+def _obeys_layout(grad, strides: tuple, dense: bool) -> bool:
+    """A gradient with the leaf's strides (where a dim has more than one element) if the leaf is dense, else
+    row-major (PyTorch's ``obeys_layout_contract``)."""
+    if not dense:
+        return grad.is_contiguous()
+    return all(g == s if n != 1 else g != 0 for n, g, s in zip(grad.shape, grad.stride(), strides))
 
 
 def _memory_of(tensor) -> int:

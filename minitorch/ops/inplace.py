@@ -323,7 +323,7 @@ class Copy(Op):
         return src.astype(x.dtype, copy=True)
 
     def name(self) -> str:
-        return "CopyBackwards"
+        return "torch::autograd::CopyBackwards"  # PyTorch's name (the class is CopyBackwards)
 
     def backward(self, grad):
         return grad.new_zeros(()).expand(grad.shape), grad

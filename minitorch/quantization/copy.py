@@ -69,7 +69,7 @@ class QuantizedCopy(Op):
         return clamp_to_int(self, shifted, quantizer.dtype)
 
     def name(self) -> str:
-        return "CopyBackwards"
+        return "torch::autograd::CopyBackwards"  # PyTorch's name (the class is CopyBackwards)
 
     def backward(self, grad):
         src_grad = grad if self.mask is None else grad * self.constant(self.mask)
