@@ -3,7 +3,8 @@
 A compiled function keeps a cache of plans keyed by its guards (compiler/guards.py). A call whose key is
 cached replays the plan; a new key traces the call (which runs eagerly, so its results are eager mode's) and
 caches a plan, or, when the trace met a graph break, the decision to run that key eagerly with the reason.
-After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new keys run eagerly with a warning.
+A trace with graph breaks gives a ``GuidedPlan`` (pieces.py): its
+pieces replay while the function's Python runs again. After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new keys run eagerly with a warning.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from . import explain as explaining
 from . import fusion
 from .errors import Unsupported
 from .guards import Unguardable, call_key, externals_hold
+from .pieces import GuidedPlan
 from .plan import Plan, output_structure
 from .tracer import Tracer
 
@@ -87,6 +89,8 @@ class CompiledFunction:
             if plan is None:
                 return self.fn(*args, **kwargs)
             if externals_hold(plan):
+                if plan.guided:
+                    return plan.run(self.fn, args, kwargs, tensors)
                 return plan.run(tensors)
         if self.traces >= cache_size_limit:
             if not self._warned:
@@ -111,8 +115,13 @@ class CompiledFunction:
         finally:
             tracer.stop()
         tracer.finish(_result_tensors(result))
-        entry = Entry(None, tracer.break_reason)
-        if tracer.break_reason is None:
+        if tracer.abandoned is not None:
+            entry = Entry(None, tracer.abandoned)
+        elif tracer.breaks:  # pieces between the breaks, replayed while the function's Python runs (pieces.py)
+            plan = GuidedPlan(tracer, key, self.fuse, _result_tensors(result))
+            plan.compile_seconds = time.perf_counter() - started
+            entry = Entry(plan)
+        else:
             try:
                 plan = Plan(tracer, positions, output_structure(result, tracer), key, 0.0)
                 if self.fuse:
@@ -301,8 +310,9 @@ def disable(fn: Callable | None = None, recursive: bool = True):
     @functools.wraps(fn)
     def eager(*args, **kwargs):
         tracer = _trace_state.tracer
-        if tracer is not None:
-            tracer.graph_break(f"{getattr(fn, '__name__', 'a function')} is marked torch.compiler.disable")
+        if tracer is not None:  # tracing or replaying: the function runs with the hooks paused
+            return tracer.eager_call(fn, args, kwargs,
+                                     f"{getattr(fn, '__name__', 'a function')} is marked torch.compiler.disable")
         return fn(*args, **kwargs)
 
     return eager

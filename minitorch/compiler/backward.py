@@ -80,9 +80,11 @@ def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
         unit = units.get(i) if units else None
         if unit is not None and type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
             g = flowing.get(unit.grad_slot)
-            if g is None:
+            inner = unit.inner_slots and any(slot in flowing for slot in unit.inner_slots)
+            if g is None and not inner:
                 continue
-            if not unit.applies(g, ndarray):  # e.g. a gradient of another dtype: the unfused nodes after all
+            if inner or not unit.applies(g, ndarray):  # a gradient of another dtype, or one arriving at a value
+                # inside the group (a piece's result used by the Python code): the unfused nodes after all
                 kept = nodes[i]
                 for j in unit.members:
                     if steps[j].traced is not None:

@@ -334,6 +334,7 @@ class FusedBackward:
         self.members = members
         self.shape, self.dtype = sample.shape, sample.dtype
         self.scalar_ok = all(reg != grad_reg for _, reg in outgoing)  # the gradient itself is not handed on
+        self.inner_slots = ()  # (in a piece: the group's other results, which the Python code may have used)
 
     def applies(self, g, ndarray) -> bool:
         return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
@@ -429,13 +430,16 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
     escaping = sorted({reg for _, reg in outgoing})
     inputs = [grad_reg] + [reg for _, reg in saved_regs]
     kernel = FusedKernel(program, inputs, escaping, steps[group.indices[0]].backend)
-    return FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array)
+    unit = FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array)
+    if plan.outside_reads is not None:
+        unit.inner_slots = tuple(sorted(produced - {last.outputs[0]}))
+    return unit
 
 
 def _saved_only(plan, group) -> set:
     """Slots of the group's escaping values that no step outside the group reads and the call does not return."""
     inside = set(group.indices)
-    read = {ref.slot for ref in plan.output_slots}
+    read = {ref.slot for ref in plan.output_slots} if plan.outside_reads is None else set(plan.outside_reads)
     for i, step in enumerate(plan.steps):
         if i not in inside:
             read.update(slot for _, slot in step.arg_slots)

@@ -55,6 +55,8 @@ class PlanStep:
 class Plan:
     """A traced call's steps, with where its inputs come from and what it returns."""
 
+    guided = False  # (a call with graph breaks gets a pieces.GuidedPlan instead)
+
     def __init__(self, tracer: Tracer, input_positions: dict, outputs, guards, compile_seconds: float):
         self.guards = guards
         self.compile_seconds = compile_seconds
@@ -81,6 +83,7 @@ class Plan:
         self._liveness()
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
+        self.outside_reads = None  # a piece's plan: the slots read outside it in the trace (pieces.py)
 
     def resident_bytes(self) -> int:
         """Bytes the plan keeps between calls: fused groups' scratch buffers and pooled buffers not in use."""
@@ -111,6 +114,12 @@ class Plan:
         values = [None] * self.n_slots
         for slot, position in self.inputs:
             values[slot] = tensors[position]._array
+        nodes = self.compute(values)
+        return self._outputs(values, tensors, nodes)
+
+    def compute(self, values: list):
+        """Run the steps on ``values`` (the inputs' arrays filled in; externals and constants are added here);
+        returns the per-step graph nodes for backward (None when nothing is recorded)."""
         for slot, tensor, *_ in self.externals:
             values[slot] = tensor._array
         for slot, array in self.consts:
@@ -150,7 +159,7 @@ class Plan:
                     nodes[i] = node
             for slot in step.free:
                 values[slot] = None
-        return self._outputs(values, tensors, nodes)
+        return nodes
 
     @staticmethod
     def _run_view(step, values, nodes, i) -> None:
