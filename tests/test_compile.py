@@ -86,6 +86,21 @@ def test_large_groups_run_block_by_block_bit_identically(shape):
     assert group.kernel.size == x.numel() and group.backward is not None and group.backward.kernel.size
 
 
+def test_fused_backward_adds_an_input_gradients_in_eager_order():
+    """A fused group's input that other ops read too gets the group's gradient contributions one by one, where the
+    engine adds them (summing them inside the group first would round differently)."""
+    a = torch.randn(5, 3, requires_grad=True)
+    b = torch.randn(3, 7, requires_grad=True)
+    v = torch.randn(7, requires_grad=True)
+
+    def fn(a, b, v):
+        h = a @ b
+        return ((h * 1.7).exp() - h).sum() + (h * v).mean() + (h.sin() * h).sum()
+
+    compiled = check_matches_eager(fn, (a, b, v), [a, b, v], calls=4)
+    assert plans(compiled)[0].fused_groups
+
+
 def test_unfused_backend_gives_the_same_results():
     x = torch.randn(3, 4, requires_grad=True)
     y = torch.randn(4, requires_grad=True)
@@ -222,8 +237,83 @@ def test_data_dependent_control_flow_is_a_graph_break_and_stays_right():
     for sign in (1, -1, 1, -1):
         x = torch.ones(3) * sign
         same(compiled(x), fn(x))
-    assert plans(compiled) == [None]
-    assert "item()" in compiled.explain() and "graph break" in compiled.explain()
+    [plan] = plans(compiled)
+    assert plan.guided and len(plan.pieces) == 1  # Sum, Gt | bool() | Mul (a read does not cut the piece)
+    assert plan.diverged == 2  # the calls that took the other branch left the traced path: the rest ran eagerly
+    text = compiled.explain()
+    assert "item()" in text and "graph break" in text and "left the traced path in 2" in text
+
+
+def _piecewise(x, w):
+    h = (x * w + x).tanh()  # piece 0: Mul -> Add -> Tanh, fused
+    scale = float(h.sum())  # a break: the value goes to Python
+    print("scale", round(scale, 3))  # another (print runs at every call)
+    return ((h * scale).exp() - h).sum() + (h * w).mean()  # the same piece: values and ops as traced
+
+
+def test_graph_break_pieces_replay_compiled_and_match_eager(capsys):
+    x = torch.randn(6, requires_grad=True)
+    w = torch.randn(6, requires_grad=True)
+    compiled = check_matches_eager(_piecewise, (x, w), [x, w], calls=4)
+    [plan] = plans(compiled)
+    assert plan.guided and plan.diverged == 0 and plan.pieces[0].plan.fused_groups, compiled.explain()
+    assert capsys.readouterr().out.count("scale") == 8  # print ran at every call, eager and compiled alike
+    out = compiled(x, w)
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    text = compiled.explain()
+    for expected in ("graph breaks:", "item()", "print()", "piece 0", "fused Mul -> Add -> Tanh"):
+        assert expected in text, text
+    with pytest.raises(Unsupported, match="graph break: item"):
+        torch.compile(_piecewise, fullgraph=True)(x, w)
+
+
+def test_pieces_around_an_untraced_tensor_and_an_eager_op():
+    x = torch.randn(4, 3, requires_grad=True)
+
+    def fn(x):
+        a = x.exp()
+        noise = torch.randn(4, 3)  # a random factory: a foreign tensor, read at every call as it is
+        b = (a * noise).sum(1)
+        idx = torch.tensor([2, 0])
+        return b[idx].sum() + a.sum() * 2  # indices read from a tensor: compared at every call
+
+    for seed in range(3):
+        torch.manual_seed(seed)
+        expected, expected_grads = grads_after(fn, (x,), [x])
+        torch.manual_seed(seed)
+        compiled = torch.compile(fn) if seed == 0 else compiled
+        got, got_grads = grads_after(compiled, (x,), [x])
+        same(got, expected)
+        same(got_grads[0], expected_grads[0])
+    [plan] = plans(compiled)
+    assert plan.guided and len(plan.pieces) == 2 and plan.diverged == 0, compiled.explain()
+
+
+def test_varying_index_tensors_are_not_replayed_as_constants():
+    compiled = torch.compile(lambda x, i: x[i] * 2)
+    x = torch.arange(5.0)
+    for index in ([0, 1], [3, 4], [3, 4], [2, 2]):
+        i = torch.tensor(index)
+        same(compiled(x, i), x[i] * 2)
+
+
+def test_a_piece_refuses_a_backward_through_a_value_written_in_place_as_eager_mode_does():
+    x = torch.randn(3, requires_grad=True)
+
+    def fn(x):
+        y = x * 2
+        z = y.exp()  # saves its output
+        float(z.sum())  # a break: the function's Python runs at every call
+        return z
+
+    compiled = torch.compile(fn)
+    for call in range(3):
+        out = compiled(x)
+        with torch.no_grad():
+            out.add_(1)  # written after ExpBackward saved it
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+    assert plans(compiled)[0].guided
 
 
 @pytest.mark.parametrize("body, reason", [
@@ -302,7 +392,7 @@ def test_custom_function_and_hooks_run_eagerly():
         x.grad = None
         compiled(x).sum().backward()
         same(x.grad, (x * 2).exp().detach() * 2)
-    assert plans(compiled) == [None]
+    assert plans(compiled)[0].guided  # the Function's output is read as a foreign tensor, in a piece of its own
 
     def hooked(x):
         y = x * 3
@@ -314,6 +404,7 @@ def test_custom_function_and_hooks_run_eagerly():
         x.grad = None
         compiled(x).backward()
         same(x.grad, torch.full((3,), 30.0))
+    assert plans(compiled) == [None]  # a hook on an intermediate: this call runs eagerly (a piece would skip it)
 
 
 def test_compiler_disable_is_a_graph_break():

@@ -422,12 +422,25 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
                 outgoing.append((slot, g.reg))
     if flowing:
         return None
-    combined: dict = {}  # per input slot, its contributions summed in eager mode's order (one buffer, not one each)
+    positions = [plan.schedule.index(i) for i in members if i in plan.schedule]
+    if positions and max(positions) - min(positions) + 1 != len(positions):
+        return None  # another node runs between the group's nodes in the engine's order: its gradients would
+        # meet the group's in another order
+    # an input no other recorded step reads gets its contributions summed inside the program (one buffer, not
+    # one each), in eager mode's order; one that others read too gets them one by one, each added where the
+    # engine adds it (contributions from outside the group may come before, and sums are not associative)
+    elsewhere = {slot for i, step in enumerate(steps) if i not in members and step.traced is not None
+                 for _, slot in step.arg_slots}
+    combined: dict = {}
+    separate = []
     for slot, reg in outgoing:
+        if slot in elsewhere:
+            separate.append((slot, reg))
+            continue
         value = Symbolic(program.values[reg], reg, program)
         combined[slot] = value if slot not in combined else combined[slot] + value
-    outgoing = [(slot, value.reg) for slot, value in combined.items()]
-    escaping = sorted({reg for _, reg in outgoing})
+    outgoing = [(slot, value.reg) for slot, value in combined.items()] + separate
+    escaping = sorted({reg for _, reg in outgoing})  # (a register handed on twice is one buffer)
     inputs = [grad_reg] + [reg for _, reg in saved_regs]
     kernel = FusedKernel(program, inputs, escaping, steps[group.indices[0]].backend)
     unit = FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array)
