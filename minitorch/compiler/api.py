@@ -24,6 +24,7 @@ from . import explain as explaining
 from . import fusion
 from .errors import Unsupported
 from .guards import Unguardable, call_key, externals_hold
+from .optim_step import CompiledStep, installed, is_optimizer_step, optimizers_in, steps_for
 from .pieces import GuidedPlan
 from .plan import Plan, output_structure
 from .tracer import Tracer
@@ -60,6 +61,7 @@ class CompiledFunction:
         self.traces = 0
         self.history: list = []  # (key, Entry) of every trace, newest last (explain() lists them)
         self._modules = tuple(module.modules()) if module is not None else ()
+        self._steps: dict = {}  # id(optimizer) -> the CompiledStep its steps run inside this function
         self._warned = False
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
@@ -104,6 +106,7 @@ class CompiledFunction:
         self.traces += 1
         started = time.perf_counter()
         externals = find_externals(self.fn, self.module, args, kwargs)
+        steps = steps_for(optimizers_in(self.fn, args, kwargs), self._steps, self.backend, cache_size_limit)
         tracer = Tracer(externals, self.fullgraph)
         positions = {}
         for position, t in enumerate(tensors):
@@ -111,7 +114,8 @@ class CompiledFunction:
             positions.setdefault(id(t), position)
         tracer.start()
         try:
-            result = self.fn(*args, **kwargs)
+            with installed(steps):  # the optimizers the function reaches step compiled (optim_step.py)
+                result = self.fn(*args, **kwargs)
         finally:
             tracer.stop()
         tracer.finish(_result_tensors(result))
@@ -119,6 +123,7 @@ class CompiledFunction:
             entry = Entry(None, tracer.abandoned)
         elif tracer.breaks:  # pieces between the breaks, replayed while the function's Python runs (pieces.py)
             plan = GuidedPlan(tracer, key, self.fuse, _result_tensors(result))
+            plan.optimizer_steps = steps
             plan.compile_seconds = time.perf_counter() - started
             entry = Entry(plan)
         else:
@@ -284,6 +289,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model, fullgraph, backend, module=model))
+    if is_optimizer_step(model):  # torch.compile(optimizer.step): SGD, Adam, AdamW replay their update
+        return CompiledStep(model, backend, cache_size_limit)
     return CompiledFunction(model, fullgraph, backend)
 
 

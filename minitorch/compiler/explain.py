@@ -16,6 +16,9 @@ def render(compiled) -> str:
             continue
         render_plan = _pieces if entry.plan.guided else _plan
         lines.extend(f"  {line}" if i else line for i, line in enumerate(render_plan(entry.plan, n)))
+    for step in getattr(compiled, "_steps", {}).values():  # the optimizers stepped inside, compiled
+        lines.append("")
+        lines.append(step.explain())
     return "\n".join(lines)
 
 

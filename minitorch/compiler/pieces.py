@@ -45,6 +45,7 @@ from ..tensor import Tensor, from_array
 from . import fusion
 from .backward import CompiledBackward, replay_backward
 from .errors import Unsupported
+from .optim_step import installed
 from .plan import Plan, PlanStep, _SlotRef
 from .tracer import Detach, EagerStep, Hooks, requires_grad_of
 
@@ -194,6 +195,7 @@ class GuidedPlan:
         self.fused_groups = [group for piece in self.pieces for group in piece.plan.fused_groups]
         self.diverged = 0
         self.divergence: str | None = None
+        self.optimizer_steps: list = []  # (optimizer, CompiledStep): installed for each call (optim_step.py)
 
     def resident_bytes(self) -> int:
         return sum(piece.plan.resident_bytes() for piece in self.pieces)
@@ -203,7 +205,8 @@ class GuidedPlan:
         replayer = Replayer(self, tensors)
         replayer.start()
         try:
-            return fn(*args, **kwargs)
+            with installed(self.optimizer_steps):
+                return fn(*args, **kwargs)
         finally:
             replayer.stop()
 
