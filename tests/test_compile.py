@@ -634,3 +634,104 @@ def test_explain_lists_guards_kernels_and_fused_groups(capsys):
     for expected in ("guards:", "input 0: shape [4]", "graph breaks: none", "forward kernels:", "fused",
                      "backward kernels", "TanhBackward0", "ufunc calls"):
         assert expected in text, text
+
+
+OPTIMIZERS = [
+    (torch.optim.SGD, {"momentum": 0.9}),
+    (torch.optim.SGD, {"momentum": 0.9, "nesterov": True, "maximize": True, "dampening": 0.0}),
+    (torch.optim.SGD, {}),
+    (torch.optim.Adam, {}),
+    (torch.optim.Adam, {"amsgrad": True, "maximize": True}),
+    (torch.optim.AdamW, {"betas": (0.8, 0.95)}),
+]
+
+
+def _training(kind, options, seed=0):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    groups = [{"params": [model[0].weight, model[2].weight], "weight_decay": 0.1},
+              {"params": [model[0].bias, model[2].bias]}]
+    optimizer = kind(groups, lr=0.05, **options)
+    return model, optimizer, torch.optim.lr_scheduler.StepLR(optimizer, 2, gamma=0.5)
+
+
+@pytest.mark.parametrize("kind, options", OPTIMIZERS)
+def test_compiled_optimizer_step_matches_eager(kind, options):
+    x, y = torch.randn(5, 8), torch.randint(0, 4, (5,))
+    results = []
+    for compiled in (False, True):
+        model, optimizer, scheduler = _training(kind, options)
+        step = torch.compile(optimizer.step) if compiled else optimizer.step
+        for _ in range(6):  # the scheduler halves lr every 2 steps: the replay reads it at every call
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            step()
+            scheduler.step()
+        results.append([p.detach().clone() for p in model.parameters()] + [
+            t for p in model.parameters() for t in optimizer.state[p].values() if isinstance(t, torch.Tensor)])
+    for got, expected in zip(results[1], results[0]):
+        same(got, expected)
+    assert step.replays == 5 and "replay" in step.explain()
+    assert optimizer._opt_called  # schedulers see the step
+
+
+@pytest.mark.parametrize("kind, options", OPTIMIZERS[::2])
+def test_whole_training_step_replays_forward_backward_and_update(kind, options):
+    x, y = torch.randn(5, 8), torch.randint(0, 4, (5,))
+    runs = []
+    for compiled in (False, True):
+        model, optimizer, scheduler = _training(kind, options)
+
+        def train_step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            return loss
+
+        step = torch.compile(train_step) if compiled else train_step
+        losses = []
+        for _ in range(5):
+            losses.append(step(x, y))
+            scheduler.step()
+        runs.append((losses, [p.detach().clone() for p in model.parameters()]))
+    for got, expected in zip(runs[1][0] + runs[1][1], runs[0][0] + runs[0][1]):
+        same(got, expected)
+    [plan] = plans(step)
+    assert plan.guided and plan.diverged == 0 and plan.pieces[0].records, step.explain()
+    [compiled_step] = step._steps.values()
+    assert compiled_step.replays == 4 and f"{kind.__name__}.step" in step.explain()
+    assert "step" not in optimizer.__dict__  # the compiled step is installed only during the call
+
+
+def test_compiled_optimizer_step_guards():
+    model, optimizer, _ = _training(torch.optim.Adam, {})
+    twin, twin_optimizer, _ = _training(torch.optim.Adam, {})
+    x, y = torch.randn(5, 8), torch.randint(0, 4, (5,))
+    step = torch.compile(optimizer.step)
+
+    def both(change=lambda o: None):
+        for m, o, s in ((model, optimizer, step), (twin, twin_optimizer, twin_optimizer.step)):
+            change(o)
+            o.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            s()
+        for p, q in zip(model.parameters(), twin.parameters()):
+            same(p, q)
+
+    both()
+    both()
+    assert step.replays == 1
+    both(lambda o: o.param_groups[0].update(weight_decay=0.3))  # another option: recorded again (eager call)
+    assert step.traces == 2 and step.replays == 1
+    both()
+    assert step.replays == 2
+    handle = optimizer.register_step_pre_hook(lambda *a: None)  # hooks: the eager step runs them
+    both()
+    assert "hooks" in step.explain()
+    handle.remove()
+    both()
+    assert step.replays == 3
+    step(lambda: None)  # a closure: eager
+    assert "closure" in step.explain()
