@@ -15,9 +15,9 @@ same division of work by running the function's Python at every call, with a *re
 - At a call with the same guards the replayer is installed where the tracer was (``Op._tracer``,
   ``_trace_state.tracer``) and checks each op the Python code dispatches against the next recorded step: the
   same op class, the same Python arguments, keywords and grad mode, and each tensor argument the very tensor
-  of the recorded value, unchanged since (its version counter and history). The first op of a piece runs the
-  whole piece's plan; each op then receives its precomputed result, wrapped as a Tensor. Eager steps and views
-  are run by eager dispatch (a view shares memory, version counter and history with its base).
+  of the recorded value, unchanged since (its version counter and history). It then runs the piece's plan up to
+  that step (a fused group runs whole at its first op) and hands the op its result, wrapped as a Tensor. Eager
+  steps and views are run by eager dispatch (a view shares memory, version counter and history with its base).
 - A piece records **one graph node** (``PieceBackward``, a ``CompiledFunctionBackward``): the results that
   require grad are its outputs, its edges lead to the tensors it read, and its backward replays the piece's
   recorded backward (a fused group's backward as one program, unless a gradient arrives at a value inside the
@@ -30,9 +30,8 @@ same division of work by running the function's Python at every call, with a *re
   computed, by the same kernels as in eager mode, from tensors that the checks proved to be the ones the op
   read, unchanged.
 
-A piece computes all its results when its first op is called, so they are all in memory together (a whole
-network's activations for a piece that is a whole forward without grad, where eager mode frees each after its
-last use); a call without breaks is one plan and frees values after their last use.
+What a piece does not do is keep values in the CPU's cache across a fused group (its results are all handed out,
+so all are written to memory) or skip the wrapping of each result; a call without breaks is one plan, which does.
 """
 
 from __future__ import annotations
@@ -99,6 +98,7 @@ class Piece:
         plan.outside_reads = (produced & read_later)
         if fuse:
             fusion.fuse(plan, view)
+        plan._liveness(keep=set())  # each result is handed out right after its step ran: the Tensor keeps it
         self.plan = plan
         self.output_slots = [slot for slot in handed if tracer.slots[slot].requires_grad and plan.records]
         self.output_nr = {slot: k for k, slot in enumerate(self.output_slots)}
@@ -247,7 +247,8 @@ class Replayer(Hooks):
         # per slot: the version and grad_fn its tensor had when it was first read or handed out
         self.versions: list = [0] * plan.n_slots
         self.histories: list = [_UNSET] * plan.n_slots
-        self.piece = self.node = self.values = None
+        self.piece = self.node = self.values = self.nodes = None
+        self.done = 0  # the piece's steps run so far
 
     # the hooks --------------------------------------------------------------------------------
     def op(self, cls, args: tuple, params: dict):
@@ -277,7 +278,8 @@ class Replayer(Hooks):
             if tuple(map(type, values)) != event.const_types or not _same_value(values, event.const_values):
                 return self.diverge(cls, args, params, f"{cls.__name__}: arguments {values!r}, traced "
                                                        f"{event.const_values!r}")
-        if self.piece is not event.piece and not self._start_piece(event.piece, args):
+        piece = event.piece
+        if self.piece is not piece and not self._start_piece(piece, args):
             return self.diverge(cls, args, params, f"{cls.__name__}: a tensor the piece reads is not the traced one")
         tensor_of, versions, histories = self.tensor_of, self.versions, self.histories
         for position, slot in event.arg_slots:
@@ -292,6 +294,9 @@ class Replayer(Hooks):
                                                        "or got another history")
         self.pos = pos + 1
         if event.view:  # a view: made by eager dispatch, sharing memory and history with its base
+            if self.done <= event.local:
+                piece.plan.compute_range(self.values, self.nodes, self.done, event.local + 1)
+                self.done = event.local + 1
             with self.pause():
                 result = cls.apply(*args, **params)
             for slot, t in zip(event.outputs, result if type(result) is tuple else (result,)):
@@ -299,11 +304,13 @@ class Replayer(Hooks):
                 versions[slot], histories[slot] = t._storage.version, t._grad_fn
             return result
         values, node = self.values, self.node
+        if self.done <= event.local:  # run the piece's steps up to this one (a fused group at its first op)
+            piece.plan.compute_range(values, self.nodes, self.done, event.local + 1)
+            self.done = event.local + 1
         backend, device = event.backend, event.device
         made = []
         for slot, nr in zip(event.outputs, event.output_nrs):
             t = from_array(values[slot], backend, device)
-            values[slot] = None
             if nr is not None:
                 t._grad_fn = node
                 t._output_nr = nr
@@ -326,6 +333,9 @@ class Replayer(Hooks):
             return
         if self.tensor_of[slot] is not tensor:
             return
+        if self.done <= event.local:
+            event.piece.plan.compute_range(self.values, self.nodes, self.done, event.local + 1)
+            self.done = event.local + 1
         out = event.outputs[0]
         self.tensor_of[out] = alias
         self.versions[out], self.histories[out] = alias._storage.version, alias._grad_fn
@@ -366,8 +376,9 @@ class Replayer(Hooks):
                 versions[slot], histories[slot] = t._storage.version, t._grad_fn
             elif t._storage.version != versions[slot] or t._grad_fn is not histories[slot]:
                 return False
-        nodes = plan.compute(values)
-        self.piece, self.values = piece, values
+        plan.prepare(values)
+        nodes = [None] * len(plan.steps) if plan.records else None
+        self.piece, self.values, self.nodes, self.done = piece, values, nodes, 0
         if not piece.records:
             self.node = None
             return True

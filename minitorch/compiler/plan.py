@@ -94,13 +94,13 @@ class Plan:
                     total += kernel.scratch_bytes + sum(b.nbytes for _, pool in kernel.outputs for b in pool.buffers)
         return total
 
-    def _liveness(self) -> None:
+    def _liveness(self, keep=None) -> None:
         """Each step drops the arrays it read for the last time (outputs and backward's saved values excepted)."""
         last = {}
         for i, step in enumerate(self.steps):
             for _, slot in step.arg_slots:
                 last[slot] = i
-        keep = {r.slot for r in self.output_slots}
+        keep = {r.slot for r in self.output_slots} if keep is None else keep
         frees: dict[int, list] = {}
         for slot, i in last.items():
             if slot not in keep:
@@ -120,13 +120,23 @@ class Plan:
     def compute(self, values: list):
         """Run the steps on ``values`` (the inputs' arrays filled in; externals and constants are added here);
         returns the per-step graph nodes for backward (None when nothing is recorded)."""
+        self.prepare(values)
+        nodes = [None] * len(self.steps) if self.records else None
+        self.compute_range(values, nodes, 0, len(self.steps))
+        return nodes
+
+    def prepare(self, values: list) -> None:
         for slot, tensor, *_ in self.externals:
             values[slot] = tensor._array
         for slot, array in self.consts:
             values[slot] = array
-        records = self.records
-        nodes = [None] * len(self.steps) if records else None
-        for i, step in enumerate(self.steps):
+
+    def compute_range(self, values: list, nodes, start: int, stop: int) -> None:
+        """Run steps ``start`` to ``stop - 1`` (a piece runs its steps as its ops are called: pieces.py)."""
+        records = nodes is not None
+        steps = self.steps
+        for i in range(start, stop):
+            step = steps[i]
             if step.fused is not None:
                 group = step.fused
                 if step.fused_head:
@@ -159,7 +169,7 @@ class Plan:
                     nodes[i] = node
             for slot in step.free:
                 values[slot] = None
-        return nodes
+
 
     @staticmethod
     def _run_view(step, values, nodes, i) -> None:
