@@ -15,6 +15,7 @@ from ..autograd import grad_mode
 from ..autograd.array_path import add_grads, as_tensors, call_on_arrays
 from ..autograd.engine import _call_node
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
+from ..ops.reduction import keepdim_shape
 from ..tensor import from_array
 from .errors import Unsupported
 from .replay_nodes import fused_node
@@ -72,53 +73,33 @@ def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
         if g is not None:
             flowing[slot] = g._array if g._dense else g
     steps = plan.steps
-    units, skip = plan.backward_units, ()
     ndarray = steps[0].backend.ndarray
-    for i in plan.schedule:
-        if i in skip:
+    program = plan.backward_program
+    if program is None:
+        program = plan.backward_program = backward_program(plan)
+    for i, unit, members in program:
+        if unit is None:
+            _step_backward(steps[i], nodes[i], flowing, ndarray)
             continue
-        unit = units.get(i) if units else None
-        if unit is not None and type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
+        if type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
             g = flowing.get(unit.grad_slot)
             inner = unit.inner_slots and any(slot in flowing for slot in unit.inner_slots)
             if g is None and not inner:
                 continue
-            if inner or not unit.applies(g, ndarray):  # a gradient of another dtype, or one arriving at a value
-                # inside the group (a piece's result used by the Python code): the unfused nodes after all
-                kept = nodes[i]
-                for j in unit.members:
-                    if steps[j].traced is not None:
-                        nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
-            else:
+            if not inner and unit.applies(g, ndarray):
                 del flowing[unit.grad_slot]
                 for slot, contribution in unit.run(g, nodes[i]):
                     old = flowing.get(slot)
                     flowing[slot] = contribution if old is None else _add(old, contribution)
-                skip = unit.members if not skip else set(skip) | unit.members
                 continue
-        node = nodes[i]
-        step = steps[i]
-        incoming = [flowing.pop(slot, None) for slot in step.outputs]
-        if node is None or all(g is None for g in incoming):
-            continue
-        traced = step.traced
-        node.next_functions = traced.edges
-        node._input_meta = traced._input_meta
-        node._n_outputs = traced._n_outputs
-        if traced._arrays:
-            node._arrays, node._uniform = True, traced._uniform
-            grad_inputs = call_on_arrays(node, incoming, _on_tensors)
-        else:
-            grad_inputs = _on_tensors(node, as_tensors(node, incoming))
-        metas = traced._input_meta
-        for position, slot in step.arg_slots:
-            g = grad_inputs[position] if position < len(grad_inputs) else None
-            if g is None or metas[position] is None:
-                continue
-            if hasattr(g, "_storage") and g._dense:
-                g = g._array
-            old = flowing.get(slot)
-            flowing[slot] = g if old is None else _add(old, g)
+            # a gradient of another dtype, or one arriving at a value inside the group (a piece's result used by
+            # the Python code): the unfused nodes after all
+            kept = nodes[i]
+            for j in unit.members:
+                if steps[j].traced is not None:
+                    nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
+        for j in members:
+            _step_backward(steps[j], nodes[j], flowing, ndarray)
     result = []
     for slot in plan.leaves:
         g = flowing.get(slot)
@@ -127,6 +108,59 @@ def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
         if g is not None and hasattr(g, "_storage"):
             result[-1] = g
     return tuple(result)
+
+
+def backward_program(plan) -> list:
+    """The schedule with each fused group's nodes as one entry ``(last step, FusedBackward, members in engine
+    order)``, the other steps as ``(step, None, ())`` (their nodes are consecutive in the schedule: fusion.py)."""
+    units = plan.backward_units
+    program, covered = [], set()
+    for i in plan.schedule:
+        if i in covered:
+            continue
+        unit = units.get(i) if units else None
+        if unit is None:
+            program.append((i, None, ()))
+            continue
+        members = [j for j in plan.schedule if j in unit.members]
+        covered.update(members)
+        program.append((i, unit, members))
+    return program
+
+
+def _step_backward(step, node, flowing: dict, ndarray) -> None:
+    """One recorded node's backward: its outputs' gradients taken from ``flowing``, its inputs' added there."""
+    incoming = [flowing.pop(slot, None) for slot in step.outputs]
+    if node is None or all(g is None for g in incoming):
+        return
+    traced = step.traced
+    node.next_functions = traced.edges
+    node._input_meta = traced._input_meta
+    node._n_outputs = traced._n_outputs
+    if traced._arrays:
+        node._arrays, node._uniform = True, traced._uniform
+        grad_inputs = call_on_arrays(node, incoming, _on_tensors)
+    elif step.sum_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.sum_dtype:
+        grad_inputs = (_sum_backward(node, incoming[0]),)
+    else:
+        grad_inputs = _on_tensors(node, as_tensors(node, incoming))
+    metas = traced._input_meta
+    for position, slot in step.arg_slots:
+        g = grad_inputs[position] if position < len(grad_inputs) else None
+        if g is None or metas[position] is None:
+            continue
+        if hasattr(g, "_storage") and g._dense:
+            g = g._array
+        old = flowing.get(slot)
+        flowing[slot] = g if old is None else _add(old, g)
+
+
+def _sum_backward(node, grad):
+    """``Sum``'s backward on arrays: the gradient with the summed dims back as size 1, broadcast to the input's
+    shape (what its Tensor backward, ``reshape`` then ``expand``, makes as a view: the same values)."""
+    if not node.keepdim:
+        grad = grad.reshape(keepdim_shape(node.input_shape, node.dims))
+    return node.backend.xp.broadcast_to(grad, node.input_shape)
 
 
 def _on_tensors(node, grads):

@@ -181,6 +181,7 @@ class FusedKernel:
         self.scratch_regs = [reg for reg, kind in enumerate(program.kinds) if kind == "result"
                              and reg not in set(escaping) and reg not in dict(self.aliases)]
         self.full_regs = [reg for reg in inputs] + [reg for reg, _ in self.outputs] + [reg for reg, _ in self.aliases]
+        self.straight = None  # the generated program (``_straight_line``), for kernels that do not run blocked
 
     def _allocate_scratch(self, program, escaping: set, xp) -> int:
         """Buffers for the registers used only inside the kernel. A value lives from the call that writes it to
@@ -239,9 +240,9 @@ class FusedKernel:
             else:
                 for f, a, b, out in self.instructions:
                     if b < 0:
-                        f(regs[a], out=regs[out])
+                        f(regs[a], regs[out])
                     else:
-                        f(regs[a], regs[b], out=regs[out])
+                        f(regs[a], regs[b], regs[out])
         finally:
             if token is not None:
                 state[0].reset(token)
@@ -284,6 +285,39 @@ class FusedKernel:
             regs[reg] = None
 
 
+def _straight_line(kernel, params: str, loads: list, tail: list):
+    """The kernel's instructions as a generated Python function ``program(<params>)``: it loads the per-call
+    registers (``loads``: (register, expression)), takes its pooled output buffers, then makes one line per ufunc
+    call with ``out`` passed by position, and ends with ``tail`` (stores, a return). Buffers and constants that
+    never change, the ufuncs and the pools' ``take`` are bound as default arguments. The same calls in the same
+    order as the instruction list (so the same bits); what it saves is the interpreter loop around them, the
+    register list and numpy's keyword handling (measured: ~0.2 us per call against ~0.35 us on tiny arrays)."""
+    per_call = {reg for reg, _ in loads} | {reg for reg, _ in kernel.outputs} | {reg for reg, _ in kernel.aliases}
+    used = sorted({reg for _, a, b, out in kernel.instructions for reg in (a, b, out) if reg >= 0})
+    ufuncs: dict = {}
+    for f, *_ in kernel.instructions:
+        ufuncs.setdefault(f, f"f{len(ufuncs)}")
+    namespace = {name: f for f, name in ufuncs.items()}
+    defaults = [f"{name}={name}" for name in ufuncs.values()]
+    for reg in used:
+        if reg not in per_call:
+            namespace[f"r{reg}"] = kernel.regs[reg]
+            defaults.append(f"r{reg}=r{reg}")
+    for reg, pool in kernel.outputs:
+        namespace[f"take{reg}"] = pool.take
+        defaults.append(f"take{reg}=take{reg}")
+    lines = [f"def program({params}, {', '.join(defaults)}):"]
+    lines += [f"    r{reg} = {expression}" for reg, expression in loads]
+    lines += [f"    r{reg} = take{reg}()" for reg, _ in kernel.outputs]
+    lines += [f"    r{reg} = r{owner}" for reg, owner in kernel.aliases]
+    for f, a, b, out in kernel.instructions:
+        operands = f"r{a}, r{out}" if b < 0 else f"r{a}, r{b}, r{out}"
+        lines.append(f"    {ufuncs[f]}({operands})")
+    lines += [f"    {line}" for line in tail] or ["    return None"]
+    exec("\n".join(lines), namespace)
+    return namespace["program"]
+
+
 class FusedGroup:
     """Consecutive fused steps of a plan, run as one program (and, where it could be recorded, their backward
     as another: ``backward``)."""
@@ -300,9 +334,24 @@ class FusedGroup:
                                   first.backend)
         self.extras = extras  # per step index: the attributes its forward set (for its backward)
         self.backward = None
+        kernel = self.kernel
+        if not kernel.size:  # reads its inputs from the plan's values and stores its outputs there itself
+            kernel.straight = _straight_line(kernel, "values", [(reg, f"values[{slot}]") for reg, slot in self.inputs],
+                                             [f"values[{slot}] = r{reg}" for reg, slot in self.outputs])
 
     def run(self, values: list) -> None:
         kernel = self.kernel
+        if kernel.straight is not None:
+            state = kernel.quiet
+            if state is None:
+                kernel.straight(values)
+                return
+            token = state[0].set(state[1])
+            try:
+                kernel.straight(values)
+            finally:
+                state[0].reset(token)
+            return
         regs = kernel.regs
         for reg, slot in self.inputs:
             regs[reg] = values[slot]
@@ -335,6 +384,11 @@ class FusedBackward:
         self.shape, self.dtype = sample.shape, sample.dtype
         self.scalar_ok = all(reg != grad_reg for _, reg in outgoing)  # the gradient itself is not handed on
         self.inner_slots = ()  # (in a piece: the group's other results, which the Python code may have used)
+        if not kernel.size:
+            loads = [(grad_reg, "g")] + [(reg, f"kept[{slot}]") for slot, reg in saved]
+            kernel.straight = _straight_line(kernel, "kept, g", loads,
+                                             ["return (" + "".join(f"({slot}, r{reg}), " for slot, reg in outgoing)
+                                              + ")"])
 
     def applies(self, g, ndarray) -> bool:
         return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
@@ -344,6 +398,15 @@ class FusedBackward:
         regs = kernel.regs
         if self.scalar_ok and g.size and not any(g.strides):  # a broadcast single value (sum's gradient): numpy's
             g = g[(0,) * g.ndim]  # scalar loops are faster than a stride-0 array's, and give the same products
+        if kernel.straight is not None:
+            state = kernel.quiet
+            if state is None:
+                return kernel.straight(kept, g)
+            token = state[0].set(state[1])
+            try:
+                return kernel.straight(kept, g)
+            finally:
+                state[0].reset(token)
         regs[self.grad_reg] = g
         for slot, reg in self.saved:
             regs[reg] = kept[slot]

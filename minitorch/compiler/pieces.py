@@ -132,6 +132,14 @@ class Piece:
     def leaves(self):
         return self.plan.leaves
 
+    @property
+    def backward_program(self):
+        return self.plan.backward_program
+
+    @backward_program.setter
+    def backward_program(self, program):
+        self.plan.backward_program = program
+
 
 class _PieceTrace:
     """A tracer's slots and steps as one piece's plan sees them: what it reads from outside is an input."""

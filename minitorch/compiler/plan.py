@@ -10,6 +10,7 @@ eager mode. When the call is differentiated, the op instances of the replay beco
 from __future__ import annotations
 
 from ..autograd import grad_mode
+from ..ops.reduction import Sum
 from ..tensor import from_array
 from .backward import CompiledBackward, engine_order
 from .errors import Unsupported
@@ -33,7 +34,7 @@ class PlanStep:
     """What the replay loop needs from a traced step, in plain attributes."""
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
-                 "backend", "device", "row_major", "fused", "fused_head", "fused_group")
+                 "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -50,6 +51,7 @@ class PlanStep:
         self.row_major = step.cls.row_major_output
         self.fused = self.fused_group = None  # the FusedGroup this step belongs to (fusion.py)
         self.fused_head = False
+        self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
 
 
 class Plan:
@@ -73,7 +75,12 @@ class Plan:
         self.steps = []
         for step in tracer.steps:
             first = tracer.slots[step.arg_slots[0][1]].tensor._storage
-            self.steps.append(PlanStep(step, first.backend, first.device))
+            plan_step = PlanStep(step, first.backend, first.device)
+            if step.cls is Sum and step.node is not None:
+                dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
+                if len(dtypes) == 1:
+                    plan_step.sum_dtype = dtypes.pop()
+            self.steps.append(plan_step)
         self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
         self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
         self.output_requires_grad = [requires_grad_of(tracer.slots[r.slot].tensor) for r in self.output_slots]
@@ -83,6 +90,7 @@ class Plan:
         self._liveness()
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
+        self.backward_program = None  # the schedule with fused groups as units (backward.py), made at first use
         self.outside_reads = None  # a piece's plan: the slots read outside it in the trace (pieces.py)
 
     def resident_bytes(self) -> int:
