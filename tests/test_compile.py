@@ -735,3 +735,10 @@ def test_compiled_optimizer_step_guards():
     assert step.replays == 3
     step(lambda: None)  # a closure: eager
     assert "closure" in step.explain()
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.sum(), lambda x: x.sum(1).exp().sum(),
+                                lambda x: x.sum(0, keepdim=True).tanh().sum(), lambda x: (x * 2).sum(dim=(0, 1))])
+def test_sum_backward_on_arrays_matches_eager(fn):
+    x = torch.randn(3, 4, requires_grad=True)
+    check_matches_eager(fn, (x,), [x])
