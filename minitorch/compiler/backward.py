@@ -30,13 +30,13 @@ class CompiledBackward(Node):
     @classmethod
     def attach(cls, plan, nodes: list, made: dict, tensors: list) -> None:
         node = cls()
-        leaves = []
-        for slot in plan.leaves:
-            position = next((p for s, p in plan.inputs if s == slot), None)
-            if position is not None:
-                leaves.append(tensors[position])
-            else:
-                leaves.append(next(t for s, t, *_ in plan.externals if s == slot))
+        sources = plan.leaf_sources
+        if sources is None:  # per leaf: the position of the call's tensor, or the external tensor itself
+            positions = dict(plan.inputs)
+            externals = {s: t for s, t, *_ in plan.externals}
+            sources = plan.leaf_sources = [(positions[slot], None) if slot in positions else (None, externals[slot])
+                                           for slot in plan.leaves]
+        leaves = [tensors[position] if position is not None else t for position, t in sources]
         node.next_functions = tuple(edge_of(t) for t in leaves)
         node._input_meta = tuple((t._array.shape, t._storage.dtype) for t in leaves)
         node.plan = plan

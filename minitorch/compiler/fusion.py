@@ -142,8 +142,16 @@ class BufferPool:
         return buffer
 
 
+SMALL = 4096  # outputs of fewer elements are allocated fresh at each call, not taken from a pool
 BLOCK = 16384  # elements per block of a blocked kernel: a few such arrays stay in a core's L2 cache
 BLOCKED_FROM = 4 * BLOCK  # arrays smaller than this run whole (a block's Python loop would cost more than it saves)
+
+
+def _size(shape) -> int:
+    size = 1
+    for n in shape:
+        size *= n
+    return size
 
 
 def _blockable_size(program) -> int | None:
@@ -304,11 +312,19 @@ def _straight_line(kernel, params: str, loads: list, tail: list):
             namespace[f"r{reg}"] = kernel.regs[reg]
             defaults.append(f"r{reg}=r{reg}")
     for reg, pool in kernel.outputs:
-        namespace[f"take{reg}"] = pool.take
-        defaults.append(f"take{reg}=take{reg}")
+        if _size(pool.shape) < SMALL:  # a fresh buffer costs less than looking for a free one in the pool
+            namespace[f"shape{reg}"], namespace[f"dtype{reg}"] = pool.shape, pool.dtype
+            namespace["empty"] = pool.xp.empty
+            defaults += [f"shape{reg}=shape{reg}", f"dtype{reg}=dtype{reg}"]
+        else:
+            namespace[f"take{reg}"] = pool.take
+            defaults.append(f"take{reg}=take{reg}")
+    if "empty" in namespace:
+        defaults.append("empty=empty")
     lines = [f"def program({params}, {', '.join(defaults)}):"]
     lines += [f"    r{reg} = {expression}" for reg, expression in loads]
-    lines += [f"    r{reg} = take{reg}()" for reg, _ in kernel.outputs]
+    lines += [f"    r{reg} = take{reg}()" if f"take{reg}" in namespace else f"    r{reg} = empty(shape{reg}, dtype{reg})"
+              for reg, _ in kernel.outputs]
     lines += [f"    r{reg} = r{owner}" for reg, owner in kernel.aliases]
     for f, a, b, out in kernel.instructions:
         operands = f"r{a}, r{out}" if b < 0 else f"r{a}, r{b}, r{out}"

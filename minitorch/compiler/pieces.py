@@ -98,7 +98,9 @@ class Piece:
         plan.outside_reads = (produced & read_later)
         if fuse:
             fusion.fuse(plan, view)
-        plan._liveness(keep=set())  # each result is handed out right after its step ran: the Tensor keeps it
+        # each result is handed out right after its step ran (the Tensor then keeps it), except a fused group's,
+        # which all exist once its first op ran: they stay until the piece ends
+        plan._liveness(keep={slot for step in plan.steps if step.fused is not None for slot in step.outputs})
         self.plan = plan
         self.output_slots = [slot for slot in handed if tracer.slots[slot].requires_grad and plan.records]
         self.output_nr = {slot: k for k, slot in enumerate(self.output_slots)}

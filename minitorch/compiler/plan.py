@@ -9,6 +9,8 @@ eager mode. When the call is differentiated, the op instances of the replay beco
 
 from __future__ import annotations
 
+import bisect
+
 from ..autograd import grad_mode
 from ..ops.reduction import Sum
 from ..tensor import from_array
@@ -91,6 +93,8 @@ class Plan:
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
         self.backward_program = None  # the schedule with fused groups as units (backward.py), made at first use
+        self.run_list = self.run_indices = None
+        self.leaf_sources = None  # (backward.py's attach, made at first use)  # the steps a replay runs (``_make_run_list``), made at first use
         self.outside_reads = None  # a piece's plan: the slots read outside it in the trace (pieces.py)
 
     def resident_bytes(self) -> int:
@@ -142,9 +146,13 @@ class Plan:
     def compute_range(self, values: list, nodes, start: int, stop: int) -> None:
         """Run steps ``start`` to ``stop - 1`` (a piece runs its steps as its ops are called: pieces.py)."""
         records = nodes is not None
-        steps = self.steps
-        for i in range(start, stop):
-            step = steps[i]
+        run_list = self.run_list
+        if run_list is None:
+            run_list = self._make_run_list()
+        pos = bisect.bisect_left(self.run_indices, start) if start else 0
+        for i, step, free in run_list[pos:] if pos else run_list:
+            if i >= stop:
+                break
             if step.fused is not None:
                 group = step.fused
                 if step.fused_head:
@@ -175,8 +183,25 @@ class Plan:
                 if records and step.traced is not None:
                     node._saved = saved_values(step, args, values)
                     nodes[i] = node
-            for slot in step.free:
+            for slot in free:
                 values[slot] = None
+
+    def _make_run_list(self) -> list:
+        """``(index, step, slots to free)`` for the steps that do something at replay: a fused group's members
+        after its first run with it (unless each needs a graph node of its own), their frees moved to the first."""
+        run_list = []
+        for i, step in enumerate(self.steps):
+            group = step.fused
+            idle = (group is not None and not step.fused_head
+                    and (not self.records or step.traced is None or group.backward is not None))
+            if idle:
+                head = run_list[-1]
+                run_list[-1] = (head[0], head[1], head[2] + tuple(step.free))
+            else:
+                run_list.append((i, step, tuple(step.free)))
+        self.run_list = run_list
+        self.run_indices = [i for i, _, _ in run_list]
+        return run_list
 
 
     @staticmethod
