@@ -11,11 +11,14 @@ backward, with grad mode off.
 
 from __future__ import annotations
 
+import math
+
 from ..autograd import grad_mode
 from ..autograd.array_path import add_grads, as_tensors, call_on_arrays
 from ..autograd.engine import _call_node
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
-from ..ops.reduction import keepdim_shape
+from .._geometry import broadcast_dims
+from ..ops.reduction import accumulate_dtype, keepdim_shape
 from ..tensor import from_array
 from .errors import Unsupported
 from .replay_nodes import fused_node
@@ -142,6 +145,9 @@ def _step_backward(step, node, flowing: dict, ndarray) -> None:
         grad_inputs = call_on_arrays(node, incoming, _on_tensors)
     elif step.sum_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.sum_dtype:
         grad_inputs = (_sum_backward(node, incoming[0]),)
+    elif step.linear_dtype is not None and (grad_inputs := _linear_backward(node, incoming[0], step.linear_dtype,
+                                                                           ndarray)) is not None:
+        pass
     else:
         grad_inputs = _on_tensors(node, as_tensors(node, incoming))
     metas = traced._input_meta
@@ -153,6 +159,34 @@ def _step_backward(step, node, flowing: dict, ndarray) -> None:
             g = g._array
         old = flowing.get(slot)
         flowing[slot] = g if old is None else _add(old, g)
+
+
+def _linear_backward(node, grad, dtype, ndarray):
+    """``Linear``'s backward on arrays, the same GEMMs as its Tensor backward (``linear(grad, weight.t())`` and
+    ``linear(g2.t(), x2.t())``: numpy's ``matmul`` on the same layouts, so the same bits) and the bias gradient
+    summed as the engine's ``sum_to_size`` sums it; None (the Tensor path) unless every array is a row-major
+    real matrix of the traced dtype, where the Tensor path's reshapes are views too."""
+    x, weight = node._saved[0], node._saved[1]
+    needs = node._input_meta
+    if (type(grad) is not ndarray or grad.dtype != dtype or not grad.flags.c_contiguous
+            or (x is not None and not x.flags.c_contiguous) or (weight is not None and not weight.flags.c_contiguous)):
+        return None
+    xp, backend = node.backend.xp, node.backend
+    rows = math.prod(grad.shape[:-1])
+    g2 = grad if grad.ndim == 2 else grad.reshape(rows, grad.shape[-1])
+    grad_x = grad_weight = grad_bias = None
+    if needs[0] is not None:
+        grad_x = xp.matmul(g2, weight).reshape(grad.shape[:-1] + (weight.shape[1],)).astype(dtype, copy=False)
+    if needs[1] is not None:
+        x2 = x if x.ndim == 2 else x.reshape(rows, x.shape[-1])
+        grad_weight = xp.matmul(g2.T, x2).astype(dtype, copy=False)
+    if node.has_bias and len(needs) > 2 and needs[2] is not None:
+        size = needs[2][0]
+        grad_bias = grad
+        if tuple(grad.shape) != tuple(size):
+            total = backend.sum(grad, broadcast_dims(size, grad.shape), True, accumulate_dtype(backend, grad, None))
+            grad_bias = total.reshape(size) if len(grad.shape) != len(size) else total
+    return grad_x, grad_weight, grad_bias
 
 
 def _sum_backward(node, grad):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 
 from ..autograd import grad_mode
+from ..nn.functional.linear import Linear
 from ..ops.reduction import Sum
 from ..tensor import from_array
 from .backward import CompiledBackward, engine_order
@@ -36,7 +37,8 @@ class PlanStep:
     """What the replay loop needs from a traced step, in plain attributes."""
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
-                 "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype")
+                 "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype",
+                 "linear_dtype")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -54,6 +56,7 @@ class PlanStep:
         self.fused = self.fused_group = None  # the FusedGroup this step belongs to (fusion.py)
         self.fused_head = False
         self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
+        self.linear_dtype = None  # a Linear of real arrays of this dtype: the same (backward.py)
 
 
 class Plan:
@@ -78,6 +81,11 @@ class Plan:
         for step in tracer.steps:
             first = tracer.slots[step.arg_slots[0][1]].tensor._storage
             plan_step = PlanStep(step, first.backend, first.device)
+            if step.cls is Linear and step.node is not None:
+                dtypes = {tracer.slots[slot].tensor._array.dtype for slot in [s for _, s in step.arg_slots]
+                          + list(step.outputs)}
+                if len(dtypes) == 1 and next(iter(dtypes)).kind == "f":
+                    plan_step.linear_dtype = dtypes.pop()
             if step.cls is Sum and step.node is not None:
                 dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
                 if len(dtypes) == 1:
