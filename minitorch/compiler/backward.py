@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 
+from .._geometry import broadcast_dims
 from ..autograd import grad_mode
 from ..autograd.array_path import add_grads, as_tensors, call_on_arrays
 from ..autograd.engine import _call_node
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
-from .._geometry import broadcast_dims
 from ..ops.reduction import accumulate_dtype, keepdim_shape
 from ..tensor import from_array
 from .errors import Unsupported

@@ -41,7 +41,8 @@ def _pieces(plan, n: int) -> list[str]:
         elif event.local == 0:
             body = _plan(piece.plan, piece.number)[1:]
             kernels = sum(1 for s in piece.plan.steps if s.fused is None or s.fused_head)
-            lines.append(f"  piece {piece.number}: ops {piece.indices[0]}-{piece.indices[-1]} ({len(piece.indices)} ops, "
+            first, last = piece.indices[0], piece.indices[-1]
+            lines.append(f"  piece {piece.number}: ops {first}-{last} ({len(piece.indices)} ops, "
                          f"{kernels} kernels after fusion), backward recorded: {piece.records}")
             lines.extend(f"    {line}" for line in body if not line.startswith(("guards", "  grad mode", "  input",
                                                                                   "graph breaks"))

@@ -323,8 +323,8 @@ def _straight_line(kernel, params: str, loads: list, tail: list):
         defaults.append("empty=empty")
     lines = [f"def program({params}, {', '.join(defaults)}):"]
     lines += [f"    r{reg} = {expression}" for reg, expression in loads]
-    lines += [f"    r{reg} = take{reg}()" if f"take{reg}" in namespace else f"    r{reg} = empty(shape{reg}, dtype{reg})"
-              for reg, _ in kernel.outputs]
+    lines += [f"    r{reg} = take{reg}()" if f"take{reg}" in namespace
+              else f"    r{reg} = empty(shape{reg}, dtype{reg})" for reg, _ in kernel.outputs]
     lines += [f"    r{reg} = r{owner}" for reg, owner in kernel.aliases]
     for f, a, b, out in kernel.instructions:
         operands = f"r{a}, r{out}" if b < 0 else f"r{a}, r{b}, r{out}"
@@ -590,8 +590,9 @@ def _bit_equal(a, b) -> bool:
     return bool((a.view(f"u{a.dtype.itemsize}") == b.view(f"u{b.dtype.itemsize}")).all())
 
 
-def fuse(plan, tracer) -> None:
-    """Find the plan's fusable runs of steps and give their first step the group to run."""
+def fuse(plan, tracer, late: frozenset = frozenset()) -> None:
+    """Find the plan's fusable runs of steps and give their first step the group to run. A step reading a slot in
+    ``late`` (a piece's foreign tensor, known only when that op is called: pieces.py) can only start a group."""
     traced_arrays = {i: slot.tensor._array for i, slot in enumerate(tracer.slots)}
     plan.fused_groups = []
     plan.backward_units = {}
@@ -617,6 +618,8 @@ def fuse(plan, tracer) -> None:
         if step.views is not None or len(step.outputs) != 1 or not _candidate(step, traced_arrays):
             close()
             continue
+        if late and any(slot in late for _, slot in step.arg_slots):
+            close()
         marker = (len(program.values), len(program.instructions))
         try:
             extras[i] = _record_step(step, program, reg_of_slot, traced_arrays)

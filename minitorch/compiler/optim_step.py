@@ -124,7 +124,8 @@ def check_grad(p) -> None:
 def _sgd(group: dict, params: list) -> None:
     """optim/sgd.py's dense update, ufunc by ufunc, into the parameter's buffers."""
     lr, weight_decay = scalar(group["lr"]), group["weight_decay"]
-    momentum, dampening, nesterov, maximize = group["momentum"], group["dampening"], group["nesterov"], group["maximize"]
+    momentum, dampening = group["momentum"], group["dampening"]
+    nesterov, maximize = group["nesterov"], group["maximize"]
     for p, plan in params:
         if plan is None:
             continue
@@ -309,10 +310,12 @@ def installed(pairs: list):
 
 def _filled(cell) -> bool:
     try:
-        cell.cell_contents
-    except ValueError:
+        return cell.cell_contents is not _EMPTY
+    except ValueError:  # an empty cell (a name not assigned yet)
         return False
-    return True
+
+
+_EMPTY = object()
 
 
 def is_optimizer_step(model) -> bool:

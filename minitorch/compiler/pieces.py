@@ -96,8 +96,11 @@ class Piece:
         plan.inputs = [(slot, k) for k, slot in enumerate(inputs)]
         plan.leaves = [slot for slot in inputs + [e[0] for e in plan.externals] if tracer.slots[slot].requires_grad]
         plan.outside_reads = (produced & read_later)
+        # foreign tensors other than the first op's are bound when the op reading them is called
+        self.late = frozenset(slot for slot in inputs if tracer.slots[slot].kind == "foreign"
+                              and slot not in self.first_reads)
         if fuse:
-            fusion.fuse(plan, view)
+            fusion.fuse(plan, view, self.late)
         # each result is handed out right after its step ran (the Tensor then keeps it), except a fused group's,
         # which all exist once its first op ran: they stay until the piece ends
         plan._liveness(keep={slot for step in plan.steps if step.fused is not None for slot in step.outputs})
@@ -299,6 +302,10 @@ class Replayer(Hooks):
                 if known is not None or not isinstance(a, Tensor) or not self._bind(slot, a):
                     return self.diverge(cls, args, params, f"{cls.__name__}: argument {position} is not the traced "
                                                            "tensor")
+                if slot in piece.late:
+                    self.values[slot] = a._array
+                    if self.node is not None and slot in piece.saved_slots:
+                        self.node.watched.append((a, a._storage.version))
             elif a._storage.version != versions[slot] or a._grad_fn is not histories[slot]:
                 return self.diverge(cls, args, params, f"{cls.__name__}: argument {position} was written in place "
                                                        "or got another history")
@@ -372,6 +379,8 @@ class Replayer(Hooks):
         for slot, _ in plan.inputs:
             t = tensor_of[slot]
             if t is None:
+                if slot in piece.late:
+                    continue  # bound, and put in ``values``, when the op reading it is called
                 position = piece.first_reads.get(slot)
                 if position is None or not isinstance(args[position], Tensor) or not self._bind(slot, args[position]):
                     return False
@@ -400,7 +409,8 @@ class Replayer(Hooks):
         node.output_slots = piece.output_slots
         node.device = plan.steps[0].device
         saved = piece.saved_slots
-        node.watched = [(tensor_of[slot], versions[slot]) for slot, _ in plan.inputs if slot in saved]
+        node.watched = [(tensor_of[slot], versions[slot]) for slot, _ in plan.inputs
+                        if slot in saved and tensor_of[slot] is not None]
         node.watched += [(t, versions[slot]) for slot, t, *_ in plan.externals if slot in saved]
         node._saved = (nodes,)
         self.node = node

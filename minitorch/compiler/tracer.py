@@ -212,7 +212,7 @@ class Tracer(Hooks):
         if kinds == {"step"}:
             return  # an intermediate's memory: a later read of it sees the new version (a foreign tensor then)
         self.graph_break("an in-place write to a tensor that existed before the call or was not made by a traced op "
-                         "(an optimizer step, copy_, an in-place op on an input or parameter)", cut=True)
+                         "(an optimizer step, copy_, an in-place op on an input or parameter)")
 
     def _demote_savers(self, storage) -> None:
         """A recorded step (since the last ``backward()``) that saved a value of this memory for backward becomes an
@@ -299,7 +299,7 @@ class Tracer(Hooks):
 
     def _foreign(self, t, reason: str) -> int:
         """A tensor the trace cannot make again: at every call the op reads the tensor it is given (a break)."""
-        self.graph_break(reason, cut=True)
+        self.graph_break(reason, cut=requires_grad_of(t))  # (one that requires grad may depend on this piece)
         return self.add_slot("foreign", t)
 
     # hooks ----------------------------------------------------------------------------------------
