@@ -37,6 +37,7 @@ so all are written to memory) or skip the wrapping of each result; a call withou
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 from ..autograd import grad_mode
 from ..autograd.graph import ERR_BACKWARD_TWICE, edge_of
@@ -246,21 +247,28 @@ class PieceBackward(CompiledBackward):
 _UNSET = object()  # (no tensor checked for this slot yet)
 
 
+def _same_history(recorded, fn) -> bool:
+    """``fn`` (a tensor's grad_fn now) is the one recorded (None, or a weak reference)."""
+    return fn is None if recorded is None else recorded is not _UNSET and recorded() is fn
+
+
 class Replayer(Hooks):
     """Answers the ops of one call of a ``GuidedPlan`` (module docstring); steps aside at the first mismatch."""
 
     def __init__(self, plan: GuidedPlan, tensors: list):
         self.plan = plan
         self.pos = 0
+        # per slot, a weak reference to its tensor at this call (an input, a parameter, a result handed out, a
+        # foreign tensor once read): weak, so that the replay keeps no tensor alive that eager mode would free
         self.tensor_of: list = [None] * plan.n_slots
         for slot, position in plan.inputs:
-            self.tensor_of[slot] = tensors[position]
+            self.tensor_of[slot] = weakref.ref(tensors[position])
         for slot, tensor, *_ in plan.externals:
-            self.tensor_of[slot] = tensor
+            self.tensor_of[slot] = weakref.ref(tensor)
         # per slot: the version and grad_fn its tensor had when it was first read or handed out
         self.versions: list = [0] * plan.n_slots
         self.histories: list = [_UNSET] * plan.n_slots
-        self.piece = self.node = self.values = self.nodes = None
+        self.piece = self.node = self.node_ref = self.values = self.nodes = None
         self.done = 0  # the piece's steps run so far
 
     # the hooks --------------------------------------------------------------------------------
@@ -278,8 +286,7 @@ class Replayer(Hooks):
             with self.pause():
                 result = cls.apply(*args, **params)
             for slot, t in zip(event.outputs, result if type(result) is tuple else (result,)):
-                self.tensor_of[slot] = t
-                self.versions[slot], self.histories[slot] = t._storage.version, t._grad_fn
+                self._note(slot, t)
             return result
         if (event.cls is not cls or len(args) != event.n_args or grad_mode.state.enabled is not event.grad_enabled
                 or ((params or event.params) and not _same_values(params, event.params))):
@@ -298,7 +305,7 @@ class Replayer(Hooks):
         for position, slot in event.arg_slots:
             a = args[position]
             known = tensor_of[slot]
-            if known is not a:
+            if known is None or known() is not a:
                 if known is not None or not isinstance(a, Tensor) or not self._bind(slot, a):
                     return self.diverge(cls, args, params, f"{cls.__name__}: argument {position} is not the traced "
                                                            "tensor")
@@ -306,7 +313,7 @@ class Replayer(Hooks):
                     self.values[slot] = a._array
                     if self.node is not None and slot in piece.saved_slots:
                         self.node.watched.append((a, a._storage.version))
-            elif a._storage.version != versions[slot] or a._grad_fn is not histories[slot]:
+            elif a._storage.version != versions[slot] or not _same_history(histories[slot], a._grad_fn):
                 return self.diverge(cls, args, params, f"{cls.__name__}: argument {position} was written in place "
                                                        "or got another history")
         self.pos = pos + 1
@@ -317,10 +324,10 @@ class Replayer(Hooks):
             with self.pause():
                 result = cls.apply(*args, **params)
             for slot, t in zip(event.outputs, result if type(result) is tuple else (result,)):
-                tensor_of[slot] = t
-                versions[slot], histories[slot] = t._storage.version, t._grad_fn
+                self._note(slot, t)
             return result
         values, node = self.values, self.node
+        node_ref = self.node_ref
         if self.done <= event.local:  # run the piece's steps up to this one (a fused group at its first op)
             piece.plan.compute_range(values, self.nodes, self.done, event.local + 1)
             self.done = event.local + 1
@@ -334,8 +341,9 @@ class Replayer(Hooks):
                 t._requires_grad = True
                 if slot in self.piece.saved_slots:
                     node.watched.append((t, t._storage.version))
-            tensor_of[slot] = t
-            versions[slot], histories[slot] = t._storage.version, t._grad_fn
+            tensor_of[slot] = weakref.ref(t)
+            versions[slot] = t._storage.version
+            histories[slot] = None if nr is None else node_ref
             made.append(t)
         return tuple(made) if event.tuple_result else made[0]
 
@@ -345,17 +353,16 @@ class Replayer(Hooks):
             return  # a detach the trace did not record (of an untraced tensor); a mismatch shows at the next op
         slot = event.arg_slots[0][1]
         if self.piece is not event.piece and not self._start_piece(event.piece, (tensor,)):
-            self._note("detach(): a tensor the piece reads is not the traced one")
+            self._left("detach(): a tensor the piece reads is not the traced one")
             self.stop()
             return
-        if self.tensor_of[slot] is not tensor:
+        known = self.tensor_of[slot]
+        if known is None or known() is not tensor:
             return
         if self.done <= event.local:
             event.piece.plan.compute_range(self.values, self.nodes, self.done, event.local + 1)
             self.done = event.local + 1
-        out = event.outputs[0]
-        self.tensor_of[out] = alias
-        self.versions[out], self.histories[out] = alias._storage.version, alias._grad_fn
+        self._note(event.outputs[0], alias)
         self.pos += 1
 
     def data_read(self, tensor, what: str) -> None:
@@ -366,7 +373,7 @@ class Replayer(Hooks):
 
     def backward_called(self) -> None:  # the engine reached directly: the rest of the call runs eagerly
         if not self.paused:
-            self._note("the autograd engine was called directly")
+            self._left("the autograd engine was called directly")
             self.stop()
 
     # the pieces ---------------------------------------------------------------------------------------
@@ -376,8 +383,12 @@ class Replayer(Hooks):
         plan = piece.plan
         tensor_of, versions, histories = self.tensor_of, self.versions, self.histories
         values = [None] * plan.n_slots
+        bound = {}
         for slot, _ in plan.inputs:
-            t = tensor_of[slot]
+            ref = tensor_of[slot]
+            t = ref() if ref is not None else None
+            if ref is not None and t is None:  # the tensor of a value the piece reads no longer exists
+                return False
             if t is None:
                 if slot in piece.late:
                     continue  # bound, and put in ``values``, when the op reading it is called
@@ -386,34 +397,35 @@ class Replayer(Hooks):
                     return False
                 t = args[position]
             elif histories[slot] is _UNSET:
-                versions[slot], histories[slot] = t._storage.version, t._grad_fn
-            elif t._storage.version != versions[slot] or t._grad_fn is not histories[slot]:
+                self._note(slot, t)
+            elif t._storage.version != versions[slot] or not _same_history(histories[slot], t._grad_fn):
                 return False
             values[slot] = t._array
+            bound[slot] = t
         for slot, t, *_ in plan.externals:
             if histories[slot] is _UNSET:
-                versions[slot], histories[slot] = t._storage.version, t._grad_fn
-            elif t._storage.version != versions[slot] or t._grad_fn is not histories[slot]:
+                self._note(slot, t)
+            elif t._storage.version != versions[slot] or not _same_history(histories[slot], t._grad_fn):
                 return False
+            bound[slot] = t
         plan.prepare(values)
         nodes = [None] * len(plan.steps) if plan.records else None
         self.piece, self.values, self.nodes, self.done = piece, values, nodes, 0
         if not piece.records:
-            self.node = None
+            self.node = self.node_ref = None
             return True
         node = PieceBackward()
         node.plan = node.piece = piece
-        node.next_functions = tuple(edge_of(tensor_of[slot]) for slot in plan.leaves)
+        node.next_functions = tuple(edge_of(bound[slot]) for slot in plan.leaves)
         node._input_meta = piece.leaf_meta
         node._n_outputs = len(piece.output_slots)
         node.output_slots = piece.output_slots
         node.device = plan.steps[0].device
         saved = piece.saved_slots
-        node.watched = [(tensor_of[slot], versions[slot]) for slot, _ in plan.inputs
-                        if slot in saved and tensor_of[slot] is not None]
+        node.watched = [(bound[slot], versions[slot]) for slot, _ in plan.inputs if slot in saved and slot in bound]
         node.watched += [(t, versions[slot]) for slot, t, *_ in plan.externals if slot in saved]
         node._saved = (nodes,)
-        self.node = node
+        self.node, self.node_ref = node, weakref.ref(node)
         return True
 
     def _bind(self, slot: int, t) -> bool:
@@ -428,17 +440,23 @@ class Replayer(Hooks):
             return False
         if kind == "const" and not _bit_equal(t._array, self.plan.const_arrays[slot]):
             return False
-        self.tensor_of[slot] = t
-        self.versions[slot], self.histories[slot] = t._storage.version, t._grad_fn
+        self._note(slot, t)
         return True
+
+    def _note(self, slot: int, t) -> None:
+        """``t`` is the tensor of ``slot`` now, with its version and history (both checked where it is read)."""
+        self.tensor_of[slot] = weakref.ref(t)
+        self.versions[slot] = t._storage.version
+        fn = t._grad_fn
+        self.histories[slot] = None if fn is None else weakref.ref(fn)
 
     def diverge(self, cls, args, params, why: str):
         """The Python code left the traced path: the rest of the call runs eagerly (from this op on)."""
-        self._note(why)
+        self._left(why)
         self.stop()
         return cls.apply(*args, **params)
 
-    def _note(self, why: str) -> None:
+    def _left(self, why: str) -> None:
         self.plan.diverged += 1
         self.plan.divergence = why
 
