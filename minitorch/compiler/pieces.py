@@ -56,7 +56,7 @@ class GuidedStep:
 
     __slots__ = ("piece", "local", "n_args", "const_positions", "const_values", "const_types", "grad_enabled",
                  "cls", "params", "arg_slots", "outputs", "backend", "device", "view", "tuple_result", "output_nrs",
-                 "step")
+                 "step", "drop")
 
     def __init__(self, piece, local: int, step: PlanStep, traced_step):
         self.piece, self.local, self.step = piece, local, step
@@ -72,6 +72,7 @@ class GuidedStep:
         self.view = step.views is not None
         self.tuple_result = traced_step.tuple_result
         self.output_nrs = ()  # set by GuidedPlan once the piece's outputs are known
+        self.drop = ()  # outputs no later step of the piece reads: the replay forgets them once handed out
 
 
 class Piece:
@@ -98,6 +99,7 @@ class Piece:
         plan.leaves = [slot for slot in inputs + [e[0] for e in plan.externals] if tracer.slots[slot].requires_grad]
         plan.outside_reads = (produced & read_later)
         # foreign tensors other than the first op's are bound when the op reading them is called
+        self.read_inside = {slot for step in steps for _, slot in step.arg_slots}
         self.late = frozenset(slot for slot in inputs if tracer.slots[slot].kind == "foreign"
                               and slot not in self.first_reads)
         if fuse:
@@ -205,6 +207,8 @@ class GuidedPlan:
             for local, i in enumerate(run):
                 event = self.events[i] = GuidedStep(piece, local, piece.plan.steps[local], tracer.steps[i])
                 event.output_nrs = tuple(piece.output_nr.get(slot) for slot in event.outputs)
+                if event.step.fused is None:
+                    event.drop = tuple(slot for slot in event.outputs if slot not in piece.read_inside)
         self.records = any(piece.records for piece in self.pieces)
         self.fused_groups = [group for piece in self.pieces for group in piece.plan.fused_groups]
         self.diverged = 0
@@ -345,6 +349,8 @@ class Replayer(Hooks):
             versions[slot] = t._storage.version
             histories[slot] = None if nr is None else node_ref
             made.append(t)
+        for slot in event.drop:
+            values[slot] = None
         return tuple(made) if event.tuple_result else made[0]
 
     def detached(self, tensor, alias) -> None:
