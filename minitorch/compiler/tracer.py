@@ -208,6 +208,9 @@ class Tracer(Hooks):
         if self.paused or not self.active:
             return
         self._demote_savers(storage)
+        for slot in self.slots:  # a factory's tensor written in place (empty_like(x).bernoulli_()) is no constant:
+            if slot.kind == "const" and slot.tensor._storage is storage:  # a replay reads the tensor it is given
+                slot.kind = "foreign"
         kinds = {slot.kind for slot in self.slots if slot.tensor._storage is storage}
         if kinds == {"step"}:
             return  # an intermediate's memory: a later read of it sees the new version (a foreign tensor then)
