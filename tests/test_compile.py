@@ -742,3 +742,30 @@ def test_compiled_optimizer_step_guards():
 def test_sum_backward_on_arrays_matches_eager(fn):
     x = torch.randn(3, 4, requires_grad=True)
     check_matches_eager(fn, (x,), [x])
+
+
+def test_training_mode_dropout_replays_in_a_piece():
+    """Dropout draws its mask into ``empty_like(x)`` in place: the mask is read from each call (not a constant
+    of the trace), so the replays follow the trace and draw the same masks as eager mode."""
+    runs = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Dropout(0.3),
+                                    torch.nn.Linear(8, 3))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+        x, y = torch.randn(5, 6), torch.randint(0, 3, (5,))
+
+        def train_step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        step = torch.compile(train_step) if compiled else train_step
+        torch.manual_seed(1)
+        runs.append([step(x, y) for _ in range(5)] + [p.detach().clone() for p in model.parameters()])
+    for got, expected in zip(runs[1], runs[0]):
+        same(got, expected)
+    [plan] = plans(step)
+    assert plan.guided and plan.diverged == 0 and len(plan.pieces) == 1, step.explain()
