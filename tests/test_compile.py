@@ -1,6 +1,7 @@
 """minitorch.compile: replayed plans give eager mode's values and gradients bit for bit; guards retrace; graph
-breaks run eagerly (never a wrong answer); fullgraph raises; every benchmark case and example model runs
-compiled and matches eager mode."""
+breaks replay compiled pieces while the function's Python runs (never a wrong answer); fullgraph raises; compiled
+optimizer steps and whole training steps match eager mode over several steps; every benchmark case and example
+model runs compiled and matches eager mode."""
 
 from __future__ import annotations
 

@@ -4,14 +4,17 @@ PyTorch's dynamo splits the function's bytecode at a break: the part before it r
 break runs in Python, and a resume function compiles the rest. minitorch does not rewrite bytecode; it gets the
 same division of work by running the function's Python at every call, with a *replayer* answering its ops:
 
-- The trace (tracer.py) goes on past a break. Its recorded steps fall into **pieces**, cut where a piece could
-  not be computed ahead: before an op reading a tensor made outside the trace (a foreign tensor: a random
-  factory's, ``backward()``'s gradients, a tensor written in place), after an in-place write to an input or a
-  parameter, after an op the plan cannot replay (an **eager step**: a tensor in a keyword, a sparse input) and
-  around ``backward()``. Breaks that only read values (``.item()``, ``bool(t)``, ``print``) do not cut.
+- The trace (tracer.py) goes on past a break. Its recorded steps fall into **pieces**: runs of recorded ops cut
+  around an op the plan cannot replay (an **eager step**: a tensor in a keyword, a sparse input, an op that saved
+  a value written in place later), around ``backward()`` and a ``torch.compiler.disable``'d call, and before an
+  op reading a tensor made outside the trace that requires grad (the piece's one graph node must not depend on
+  itself). Other breaks - values read into Python (``.item()``, ``bool(t)``, ``print``), in-place writes to
+  inputs or parameters, foreign tensors without grad (a random factory's, ``backward()``'s gradients) - do not
+  cut: a piece runs its steps as their ops are called, so it reads such a tensor when the op reading it is called.
 - Each piece is compiled as a plan of its own (plan.py, fused as any plan) whose inputs are the tensors it
-  reads from outside: the call's inputs, earlier pieces' results, foreign tensors (the arguments of its first
-  op). Unlike a whole-call plan, every result is kept: the Python code receives each op's result.
+  reads from outside: the call's inputs, earlier pieces' results, foreign tensors (bound where first read; a
+  fused group starts at an op reading one). Unlike a whole-call plan, every result is materialised: the Python
+  code receives each op's result.
 - At a call with the same guards the replayer is installed where the tracer was (``Op._tracer``,
   ``_trace_state.tracer``) and checks each op the Python code dispatches against the next recorded step: the
   same op class, the same Python arguments, keywords and grad mode, and each tensor argument the very tensor
