@@ -55,26 +55,47 @@ class CompiledBackward(Node):
                 node.output_slots.append(slot)
         node._n_outputs = len(node.output_slots)
         node.device = made[node.output_slots[0]]._storage.device if node.output_slots else None
+        node.backend = plan.steps[0].backend
+        node.on_arrays(plan, [made[slot] for slot in node.output_slots], leaves)
+
+    def on_arrays(self, plan, outputs: list, leaves: list) -> None:
+        """Let the engine hand this node arrays and take arrays back (its array path: no Tensor wrapping of the
+        gradients, no re-validation) when every output and leaf has one dtype: the replay gives each leaf's
+        gradient in exactly its shape and dtype (``_uniform``, as an op's node: autograd/array_path.py)."""
+        dtypes = {t._storage.dtype for t in outputs} | {t._storage.dtype for t in leaves}
+        if len(dtypes) == 1 and outputs and all(t._dense for t in leaves):
+            dtype = dtypes.pop()
+            if dtype.is_floating_point:
+                self._arrays, self._uniform = True, self.backend.array_dtype(dtype)
+
+    def _check(self) -> None:
+        if self._saved is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+
+    def _evaluate_on_arrays(self, grads):
+        """The engine's array path (first-order backward): gradients in and out as arrays."""
+        self._check()
+        return replay_backward(self.plan, self._saved[0], self.output_slots, grads, arrays=True)
 
     def wrap_grad(self, array, output_nr: int):
         step = self.plan.steps[0]
         return from_array(array, step.backend, step.device)
 
     def _evaluate(self, *grads):
-        if self._saved is None:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
+        self._check()
         if grad_mode.state.enabled:
             raise Unsupported("double backward (create_graph=True) through a torch.compile'd function is not "
                               "supported; run the function without torch.compile for higher-order gradients")
         return replay_backward(self.plan, self._saved[0], self.output_slots, grads)
 
 
-def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
-    """The gradients of the plan's leaves, given those of its outputs."""
+def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool = False) -> tuple:
+    """The gradients of the plan's leaves, given those of its outputs (``arrays``: the engine's array path, which
+    hands in and takes back arrays)."""
     flowing: dict = {}
     for slot, g in zip(output_slots, grads):
         if g is not None:
-            flowing[slot] = g._array if g._dense else g
+            flowing[slot] = g._array if hasattr(g, "_storage") and g._dense else g
     steps = plan.steps
     ndarray = steps[0].backend.ndarray
     program = plan.backward_program
@@ -103,6 +124,8 @@ def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
                     nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
         for j in members:
             _step_backward(steps[j], nodes[j], flowing, ndarray)
+    if arrays:
+        return tuple([flowing.get(slot) for slot in plan.leaves])
     result = []
     for slot in plan.leaves:
         g = flowing.get(slot)

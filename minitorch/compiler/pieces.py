@@ -235,12 +235,9 @@ class GuidedPlan:
 class PieceBackward(CompiledBackward):
     """The graph node of a piece's results: its backward replays the piece's recorded backward on arrays."""
 
-    def _evaluate(self, *grads):
+    def _check(self) -> None:
         if self._saved is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        if grad_mode.state.enabled:
-            raise Unsupported("double backward (create_graph=True) through a torch.compile'd function is not "
-                              "supported; run the function without torch.compile for higher-order gradients")
         for t, version in self.watched:
             if t._storage.version != version:
                 raise RuntimeError(
@@ -248,7 +245,17 @@ class PieceBackward(CompiledBackward):
                     f"operation: [{t.type()} {list(t.shape)}] is at version {t._storage.version}; expected version "
                     f"{version} instead. (It was saved by a torch.compile'd piece; the same write fails in eager "
                     "mode.)")
+
+    def _evaluate(self, *grads):
+        self._check()
+        if grad_mode.state.enabled:
+            raise Unsupported("double backward (create_graph=True) through a torch.compile'd function is not "
+                              "supported; run the function without torch.compile for higher-order gradients")
         return replay_backward(self.piece, self._saved[0], self.piece.output_slots, grads)
+
+    def _evaluate_on_arrays(self, grads):
+        self._check()
+        return replay_backward(self.piece, self._saved[0], self.piece.output_slots, grads, arrays=True)
 
 
 _UNSET = object()  # (no tensor checked for this slot yet)
