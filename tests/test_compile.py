@@ -770,3 +770,32 @@ def test_training_mode_dropout_replays_in_a_piece():
         same(got, expected)
     [plan] = plans(step)
     assert plan.guided and plan.diverged == 0 and len(plan.pieces) == 1, step.explain()
+
+
+def test_a_leaf_switched_to_no_grad_mid_call_leaves_the_traced_path():
+    """A change the trace did not see (here a parameter frozen by Python state) fails the replay's checks: the
+    rest of that call runs eagerly, and no gradient reaches the frozen parameter."""
+    w = torch.randn(3, requires_grad=True)
+    state = {"freeze": False}
+
+    def fn(x):
+        y = (x * 2).exp()
+        float(y.sum())  # a break: the function's Python runs at every call
+        if state["freeze"]:
+            w.requires_grad_(False)
+        out = (y * w).sum()
+        w.requires_grad_(True)
+        return out
+
+    compiled = torch.compile(fn)
+    x = torch.randn(3, requires_grad=True)
+    for freeze in (False, False, True, False):
+        state["freeze"] = freeze
+        expected, (ex, ew) = grads_after(fn, (x,), [x, w])
+        got, (gx, gw) = grads_after(compiled, (x,), [x, w])
+        same(got, expected)
+        same(gx, ex)
+        assert (gw is None) == (ew is None) == freeze
+        if gw is not None:
+            same(gw, ew)
+    assert plans(compiled)[0].diverged == 1

@@ -261,9 +261,16 @@ class PieceBackward(CompiledBackward):
 _UNSET = object()  # (no tensor checked for this slot yet)
 
 
-def _same_history(recorded, fn) -> bool:
-    """``fn`` (a tensor's grad_fn now) is the one recorded (None, or a weak reference)."""
-    return fn is None if recorded is None else recorded is not _UNSET and recorded() is fn
+_LEAF, _GRAD_LEAF = object(), object()  # (a tensor without grad_fn, not requiring grad / requiring it)
+
+
+def _same_history(recorded, t) -> bool:
+    """``t``'s history is the one recorded: the same grad_fn (a weak reference), or no grad_fn and the same
+    ``requires_grad`` (a leaf whose flag was switched must not meet the piece's edges of before)."""
+    fn = t._grad_fn
+    if fn is None:
+        return recorded is (_GRAD_LEAF if t._requires_grad else _LEAF)
+    return type(recorded) is weakref.ref and recorded() is fn
 
 
 class Replayer(Hooks):
@@ -327,7 +334,7 @@ class Replayer(Hooks):
                     self.values[slot] = a._array
                     if self.node is not None and slot in piece.saved_slots:
                         self.node.watched.append((a, a._storage.version))
-            elif a._storage.version != versions[slot] or not _same_history(histories[slot], a._grad_fn):
+            elif a._storage.version != versions[slot] or not _same_history(histories[slot], a):
                 return self.diverge(cls, args, params, f"{cls.__name__}: argument {position} was written in place "
                                                        "or got another history")
         self.pos = pos + 1
@@ -357,7 +364,7 @@ class Replayer(Hooks):
                     node.watched.append((t, t._storage.version))
             tensor_of[slot] = weakref.ref(t)
             versions[slot] = t._storage.version
-            histories[slot] = None if nr is None else node_ref
+            histories[slot] = _LEAF if nr is None else node_ref
             made.append(t)
         for slot in event.drop:
             values[slot] = None
@@ -414,14 +421,14 @@ class Replayer(Hooks):
                 t = args[position]
             elif histories[slot] is _UNSET:
                 self._note(slot, t)
-            elif t._storage.version != versions[slot] or not _same_history(histories[slot], t._grad_fn):
+            elif t._storage.version != versions[slot] or not _same_history(histories[slot], t):
                 return False
             values[slot] = t._array
             bound[slot] = t
         for slot, t, *_ in plan.externals:
             if histories[slot] is _UNSET:
                 self._note(slot, t)
-            elif t._storage.version != versions[slot] or not _same_history(histories[slot], t._grad_fn):
+            elif t._storage.version != versions[slot] or not _same_history(histories[slot], t):
                 return False
             bound[slot] = t
         plan.prepare(values)
@@ -464,7 +471,7 @@ class Replayer(Hooks):
         self.tensor_of[slot] = weakref.ref(t)
         self.versions[slot] = t._storage.version
         fn = t._grad_fn
-        self.histories[slot] = None if fn is None else weakref.ref(fn)
+        self.histories[slot] = (_GRAD_LEAF if t._requires_grad else _LEAF) if fn is None else weakref.ref(fn)
 
     def diverge(self, cls, args, params, why: str):
         """The Python code left the traced path: the rest of the call runs eagerly (from this op on)."""
