@@ -252,7 +252,8 @@ class MlpStep(Case):
         return _mlp_step(minitorch, _mlp_loss, self.tx, self.ty, self.params)
 
     def compiled(self):
-        """The loss (forward and backward) compiled; the SGD update runs eagerly (in place)."""
+        """The loss (forward and backward) compiled, one plan; the update is the same ``p.sub_`` as the eager side's
+        (no optimizer object: the numpy floor's update is one subtraction per parameter too)."""
         return _mlp_step(minitorch, self.compiled_loss, self.tx, self.ty, self.params)
 
     def numpy(self):

@@ -20,6 +20,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _train_mlp():
+    """examples/train_mlp.py as a module (it imports its sibling ``_common``)."""
     sys.path.insert(0, str(EXAMPLES))
     try:
         spec = importlib.util.spec_from_file_location("train_mlp_benchmark", EXAMPLES / "train_mlp.py")
@@ -46,8 +47,9 @@ def main(argv=None) -> None:
                 seconds[name].append(result["seconds"])
                 losses[name] = result["losses"]
     ratios = [c / e for c, e in zip(seconds["compiled"], seconds["eager"])]
-    print(f"\ntrain_mlp.py, {args.epochs} epochs, {args.turns} turns: eager {statistics.median(seconds['eager']):.2f} s, "
-          f"compiled {statistics.median(seconds['compiled']):.2f} s (median); compiled / eager per turn "
+    eager = statistics.median(seconds["eager"])
+    print(f"\ntrain_mlp.py, {args.epochs} epochs, {args.turns} turns: eager {eager:.2f} s, "
+          f"compiled {statistics.median(seconds['compiled']):.2f} s (medians); compiled / eager per turn "
           f"{', '.join(f'{r:.2f}' for r in ratios)}, median {statistics.median(ratios):.2f}; the same losses: "
           f"{losses['eager'] == losses['compiled']}")
 

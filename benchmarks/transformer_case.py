@@ -81,8 +81,9 @@ class TransformerStep(Case):
         self.m = {name: np.zeros_like(a) for name, a in self.params.items()}
         self.v = {name: np.zeros_like(a) for name, a in self.params.items()}
         self.t = 0
-        # the compiled side: the same model through minitorch.compile (the optimizer step stays eager)
+        # the compiled side: the model (forward and backward, one plan) and AdamW's step (optim_step.py) compiled
         self.compiled_model = minitorch.compile(self.model)
+        self.compiled_optimizer_step = minitorch.compile(self.optimizer.step)
         self.compiled_functions = (self.compiled_model._compiled,)
         torch = torch_module(device)
         if torch is not None:
@@ -124,12 +125,13 @@ class TransformerStep(Case):
         return sys.modules["char_transformer_example"]
 
     def compiled(self):
-        """The example's step with the model compiled: forward and backward replay; clipping and AdamW eager."""
+        """The example's step with the model and the optimizer step compiled (PyTorch's usual pattern): forward and
+        backward replay one plan, AdamW's update its recorded ufunc calls; clipping runs eagerly."""
         self.optimizer.zero_grad()
         _, loss = self.compiled_model(self.tidx, self.ttargets)
         loss.backward()
         minitorch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.optimizer.step()
+        self.compiled_optimizer_step()
         return loss, [p.grad for p in self.model.parameters()]
 
     # minitorch -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """minitorch.compile: replayed plans give eager mode's values and gradients bit for bit; guards retrace; graph
-breaks run eagerly (never a wrong answer); fullgraph raises; every benchmark case and example model runs
-compiled and matches eager mode."""
+breaks replay compiled pieces while the function's Python runs (never a wrong answer); fullgraph raises; compiled
+optimizer steps and whole training steps match eager mode over several steps; every benchmark case and example
+model runs compiled and matches eager mode."""
 
 from __future__ import annotations
 
@@ -84,6 +85,21 @@ def test_large_groups_run_block_by_block_bit_identically(shape):
     compiled = check_matches_eager(lambda x, y: ((x * y + x).tanh() * y - x.exp()).sum(), (x, y), [x, y])
     group = plans(compiled)[0].fused_groups[0]
     assert group.kernel.size == x.numel() and group.backward is not None and group.backward.kernel.size
+
+
+def test_fused_backward_adds_an_input_gradients_in_eager_order():
+    """A fused group's input that other ops read too gets the group's gradient contributions one by one, where the
+    engine adds them (summing them inside the group first would round differently)."""
+    a = torch.randn(5, 3, requires_grad=True)
+    b = torch.randn(3, 7, requires_grad=True)
+    v = torch.randn(7, requires_grad=True)
+
+    def fn(a, b, v):
+        h = a @ b
+        return ((h * 1.7).exp() - h).sum() + (h * v).mean() + (h.sin() * h).sum()
+
+    compiled = check_matches_eager(fn, (a, b, v), [a, b, v], calls=4)
+    assert plans(compiled)[0].fused_groups
 
 
 def test_unfused_backend_gives_the_same_results():
@@ -222,8 +238,83 @@ def test_data_dependent_control_flow_is_a_graph_break_and_stays_right():
     for sign in (1, -1, 1, -1):
         x = torch.ones(3) * sign
         same(compiled(x), fn(x))
-    assert plans(compiled) == [None]
-    assert "item()" in compiled.explain() and "graph break" in compiled.explain()
+    [plan] = plans(compiled)
+    assert plan.guided and len(plan.pieces) == 1  # Sum, Gt | bool() | Mul (a read does not cut the piece)
+    assert plan.diverged == 2  # the calls that took the other branch left the traced path: the rest ran eagerly
+    text = compiled.explain()
+    assert "item()" in text and "graph break" in text and "left the traced path in 2" in text
+
+
+def _piecewise(x, w):
+    h = (x * w + x).tanh()  # piece 0: Mul -> Add -> Tanh, fused
+    scale = float(h.sum())  # a break: the value goes to Python
+    print("scale", round(scale, 3))  # another (print runs at every call)
+    return ((h * scale).exp() - h).sum() + (h * w).mean()  # the same piece: values and ops as traced
+
+
+def test_graph_break_pieces_replay_compiled_and_match_eager(capsys):
+    x = torch.randn(6, requires_grad=True)
+    w = torch.randn(6, requires_grad=True)
+    compiled = check_matches_eager(_piecewise, (x, w), [x, w], calls=4)
+    [plan] = plans(compiled)
+    assert plan.guided and plan.diverged == 0 and plan.pieces[0].plan.fused_groups, compiled.explain()
+    assert capsys.readouterr().out.count("scale") == 8  # print ran at every call, eager and compiled alike
+    out = compiled(x, w)
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    text = compiled.explain()
+    for expected in ("graph breaks:", "item()", "print()", "piece 0", "fused Mul -> Add -> Tanh"):
+        assert expected in text, text
+    with pytest.raises(Unsupported, match="graph break: item"):
+        torch.compile(_piecewise, fullgraph=True)(x, w)
+
+
+def test_pieces_around_an_untraced_tensor_and_an_eager_op():
+    x = torch.randn(4, 3, requires_grad=True)
+
+    def fn(x):
+        a = x.exp()
+        noise = torch.randn(4, 3)  # a random factory: a foreign tensor, read at every call as it is
+        b = (a * noise).sum(1)
+        idx = torch.tensor([2, 0])
+        return b[idx].sum() + a.sum() * 2  # indices read from a tensor: compared at every call
+
+    compiled = torch.compile(fn)
+    for seed in range(3):
+        torch.manual_seed(seed)
+        expected, expected_grads = grads_after(fn, (x,), [x])
+        torch.manual_seed(seed)
+        got, got_grads = grads_after(compiled, (x,), [x])
+        same(got, expected)
+        same(got_grads[0], expected_grads[0])
+    [plan] = plans(compiled)
+    assert plan.guided and len(plan.pieces) == 1 and plan.diverged == 0, compiled.explain()  # noise: bound late
+
+
+def test_varying_index_tensors_are_not_replayed_as_constants():
+    compiled = torch.compile(lambda x, i: x[i] * 2)
+    x = torch.arange(5.0)
+    for index in ([0, 1], [3, 4], [3, 4], [2, 2]):
+        i = torch.tensor(index)
+        same(compiled(x, i), x[i] * 2)
+
+
+def test_a_piece_refuses_a_backward_through_a_value_written_in_place_as_eager_mode_does():
+    x = torch.randn(3, requires_grad=True)
+
+    def fn(x):
+        y = x * 2
+        z = y.exp()  # saves its output
+        float(z.sum())  # a break: the function's Python runs at every call
+        return z
+
+    compiled = torch.compile(fn)
+    for call in range(3):
+        out = compiled(x)
+        with torch.no_grad():
+            out.add_(1)  # written after ExpBackward saved it
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+    assert plans(compiled)[0].guided
 
 
 @pytest.mark.parametrize("body, reason", [
@@ -302,7 +393,7 @@ def test_custom_function_and_hooks_run_eagerly():
         x.grad = None
         compiled(x).sum().backward()
         same(x.grad, (x * 2).exp().detach() * 2)
-    assert plans(compiled) == [None]
+    assert plans(compiled)[0].guided  # the Function's output is read as a foreign tensor, in a piece of its own
 
     def hooked(x):
         y = x * 3
@@ -314,6 +405,7 @@ def test_custom_function_and_hooks_run_eagerly():
         x.grad = None
         compiled(x).backward()
         same(x.grad, torch.full((3,), 30.0))
+    assert plans(compiled) == [None]  # a hook on an intermediate: this call runs eagerly (a piece would skip it)
 
 
 def test_compiler_disable_is_a_graph_break():
@@ -543,3 +635,167 @@ def test_explain_lists_guards_kernels_and_fused_groups(capsys):
     for expected in ("guards:", "input 0: shape [4]", "graph breaks: none", "forward kernels:", "fused",
                      "backward kernels", "TanhBackward0", "ufunc calls"):
         assert expected in text, text
+
+
+OPTIMIZERS = [
+    (torch.optim.SGD, {"momentum": 0.9}),
+    (torch.optim.SGD, {"momentum": 0.9, "nesterov": True, "maximize": True, "dampening": 0.0}),
+    (torch.optim.SGD, {}),
+    (torch.optim.Adam, {}),
+    (torch.optim.Adam, {"amsgrad": True, "maximize": True}),
+    (torch.optim.AdamW, {"betas": (0.8, 0.95)}),
+]
+
+
+def _training(kind, options, seed=0):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    groups = [{"params": [model[0].weight, model[2].weight], "weight_decay": 0.1},
+              {"params": [model[0].bias, model[2].bias]}]
+    optimizer = kind(groups, lr=0.05, **options)
+    return model, optimizer, torch.optim.lr_scheduler.StepLR(optimizer, 2, gamma=0.5)
+
+
+@pytest.mark.parametrize("kind, options", OPTIMIZERS)
+def test_compiled_optimizer_step_matches_eager(kind, options):
+    x, y = torch.randn(5, 8), torch.randint(0, 4, (5,))
+    results = []
+    for compiled in (False, True):
+        model, optimizer, scheduler = _training(kind, options)
+        step = torch.compile(optimizer.step) if compiled else optimizer.step
+        for _ in range(6):  # the scheduler halves lr every 2 steps: the replay reads it at every call
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            step()
+            scheduler.step()
+        results.append([p.detach().clone() for p in model.parameters()] + [
+            t for p in model.parameters() for t in optimizer.state[p].values() if isinstance(t, torch.Tensor)])
+    for got, expected in zip(results[1], results[0]):
+        same(got, expected)
+    assert step.replays == 5 and "replay" in step.explain()
+    assert optimizer._opt_called  # schedulers see the step
+
+
+@pytest.mark.parametrize("kind, options", OPTIMIZERS[::2])
+def test_whole_training_step_replays_forward_backward_and_update(kind, options):
+    x, y = torch.randn(5, 8), torch.randint(0, 4, (5,))
+    runs = []
+    for compiled in (False, True):
+        model, optimizer, scheduler = _training(kind, options)
+
+        def train_step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            return loss
+
+        step = torch.compile(train_step) if compiled else train_step
+        losses = []
+        for _ in range(5):
+            losses.append(step(x, y))
+            scheduler.step()
+        runs.append((losses, [p.detach().clone() for p in model.parameters()]))
+    for got, expected in zip(runs[1][0] + runs[1][1], runs[0][0] + runs[0][1]):
+        same(got, expected)
+    [plan] = plans(step)
+    assert plan.guided and plan.diverged == 0 and plan.pieces[0].records, step.explain()
+    [compiled_step] = step._steps.values()
+    assert compiled_step.replays == 4 and f"{kind.__name__}.step" in step.explain()
+    assert "step" not in optimizer.__dict__  # the compiled step is installed only during the call
+
+
+def test_compiled_optimizer_step_guards():
+    model, optimizer, _ = _training(torch.optim.Adam, {})
+    twin, twin_optimizer, _ = _training(torch.optim.Adam, {})
+    x, y = torch.randn(5, 8), torch.randint(0, 4, (5,))
+    step = torch.compile(optimizer.step)
+
+    def both(change=lambda o: None):
+        for m, o, s in ((model, optimizer, step), (twin, twin_optimizer, twin_optimizer.step)):
+            change(o)
+            o.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            s()
+        for p, q in zip(model.parameters(), twin.parameters()):
+            same(p, q)
+
+    both()
+    both()
+    assert step.replays == 1
+    both(lambda o: o.param_groups[0].update(weight_decay=0.3))  # another option: recorded again (eager call)
+    assert step.traces == 2 and step.replays == 1
+    both()
+    assert step.replays == 2
+    handle = optimizer.register_step_pre_hook(lambda *a: None)  # hooks: the eager step runs them
+    both()
+    assert "hooks" in step.explain()
+    handle.remove()
+    both()
+    assert step.replays == 3
+    step(lambda: None)  # a closure: eager
+    assert "closure" in step.explain()
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.sum(), lambda x: x.sum(1).exp().sum(),
+                                lambda x: x.sum(0, keepdim=True).tanh().sum(), lambda x: (x * 2).sum(dim=(0, 1))])
+def test_sum_backward_on_arrays_matches_eager(fn):
+    x = torch.randn(3, 4, requires_grad=True)
+    check_matches_eager(fn, (x,), [x])
+
+
+def test_training_mode_dropout_replays_in_a_piece():
+    """Dropout draws its mask into ``empty_like(x)`` in place: the mask is read from each call (not a constant
+    of the trace), so the replays follow the trace and draw the same masks as eager mode."""
+    runs = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Dropout(0.3),
+                                    torch.nn.Linear(8, 3))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+        x, y = torch.randn(5, 6), torch.randint(0, 3, (5,))
+
+        def train_step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        step = torch.compile(train_step) if compiled else train_step
+        torch.manual_seed(1)
+        runs.append([step(x, y) for _ in range(5)] + [p.detach().clone() for p in model.parameters()])
+    for got, expected in zip(runs[1], runs[0]):
+        same(got, expected)
+    [plan] = plans(step)
+    assert plan.guided and plan.diverged == 0 and len(plan.pieces) == 1, step.explain()
+
+
+def test_a_leaf_switched_to_no_grad_mid_call_leaves_the_traced_path():
+    """A change the trace did not see (here a parameter frozen by Python state) fails the replay's checks: the
+    rest of that call runs eagerly, and no gradient reaches the frozen parameter."""
+    w = torch.randn(3, requires_grad=True)
+    state = {"freeze": False}
+
+    def fn(x):
+        y = (x * 2).exp()
+        float(y.sum())  # a break: the function's Python runs at every call
+        if state["freeze"]:
+            w.requires_grad_(False)
+        out = (y * w).sum()
+        w.requires_grad_(True)
+        return out
+
+    compiled = torch.compile(fn)
+    x = torch.randn(3, requires_grad=True)
+    for freeze in (False, False, True, False):
+        state["freeze"] = freeze
+        expected, (ex, ew) = grads_after(fn, (x,), [x, w])
+        got, (gx, gw) = grads_after(compiled, (x,), [x, w])
+        same(got, expected)
+        same(gx, ex)
+        assert (gw is None) == (ew is None) == freeze
+        if gw is not None:
+            same(gw, ew)
+    assert plans(compiled)[0].diverged == 1

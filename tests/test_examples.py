@@ -67,6 +67,17 @@ def test_train_mlp_smoke(example, device, tmp_path):
     assert_checkpoint_round_trips(result["model"], result["checkpoint"])
 
 
+def test_train_mlp_compile_gives_the_same_run(example, tmp_path):
+    """``--compile``: the training step through torch.compile (dropout's masks, Adam's update and all) gives the
+    same losses, weights and accuracy bit for bit, across an epoch's end (the last, smaller batch is a new trace)."""
+    flags = ("--epochs", "2", "--max-steps", "40", "--hidden", "32")
+    eager = run(example("train_mlp"), "cpu", tmp_path / "eager", *flags)
+    compiled = run(example("train_mlp"), "cpu", tmp_path / "compiled", *flags, "--compile")
+    assert compiled["losses"] == eager["losses"] and compiled["test_accuracy"] == eager["test_accuracy"]
+    for (name, p), q in zip(eager["model"].state_dict().items(), compiled["model"].state_dict().values()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=name)
+
+
 def test_train_cnn_smoke(example, device, tmp_path):
     result = run(example("train_cnn"), device, tmp_path, "--epochs", "3", "--max-steps", "40", "--channels", "8")
     assert len(result["losses"]) == 40

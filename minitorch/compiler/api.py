@@ -2,8 +2,9 @@
 
 A compiled function keeps a cache of plans keyed by its guards (compiler/guards.py). A call whose key is
 cached replays the plan; a new key traces the call (which runs eagerly, so its results are eager mode's) and
-caches a plan, or, when the trace met a graph break, the decision to run that key eagerly with the reason.
-After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new keys run eagerly with a warning.
+caches a plan: one whole-call plan (plan.py), or, when the trace met graph breaks, a ``GuidedPlan`` whose pieces
+replay while the function's Python runs again (pieces.py), or the decision to run that key eagerly with the
+reason. After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new keys run eagerly with a warning.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from . import explain as explaining
 from . import fusion
 from .errors import Unsupported
 from .guards import Unguardable, call_key, externals_hold
+from .optim_step import CompiledStep, installed, is_optimizer_step, optimizers_in, steps_for
+from .pieces import GuidedPlan
 from .plan import Plan, output_structure
 from .tracer import Tracer
 
@@ -58,6 +61,7 @@ class CompiledFunction:
         self.traces = 0
         self.history: list = []  # (key, Entry) of every trace, newest last (explain() lists them)
         self._modules = tuple(module.modules()) if module is not None else ()
+        self._steps: dict = {}  # id(optimizer) -> the CompiledStep its steps run inside this function
         self._warned = False
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
@@ -87,6 +91,8 @@ class CompiledFunction:
             if plan is None:
                 return self.fn(*args, **kwargs)
             if externals_hold(plan):
+                if plan.guided:
+                    return plan.run(self.fn, args, kwargs, tensors)
                 return plan.run(tensors)
         if self.traces >= cache_size_limit:
             if not self._warned:
@@ -100,6 +106,7 @@ class CompiledFunction:
         self.traces += 1
         started = time.perf_counter()
         externals = find_externals(self.fn, self.module, args, kwargs)
+        steps = steps_for(optimizers_in(self.fn, args, kwargs), self._steps, self.backend, cache_size_limit)
         tracer = Tracer(externals, self.fullgraph)
         positions = {}
         for position, t in enumerate(tensors):
@@ -107,12 +114,19 @@ class CompiledFunction:
             positions.setdefault(id(t), position)
         tracer.start()
         try:
-            result = self.fn(*args, **kwargs)
+            with installed(steps):  # the optimizers the function reaches step compiled (optim_step.py)
+                result = self.fn(*args, **kwargs)
         finally:
             tracer.stop()
         tracer.finish(_result_tensors(result))
-        entry = Entry(None, tracer.break_reason)
-        if tracer.break_reason is None:
+        if tracer.abandoned is not None:
+            entry = Entry(None, tracer.abandoned)
+        elif tracer.breaks:  # pieces between the breaks, replayed while the function's Python runs (pieces.py)
+            plan = GuidedPlan(tracer, key, self.fuse, _result_tensors(result))
+            plan.optimizer_steps = steps
+            plan.compile_seconds = time.perf_counter() - started
+            entry = Entry(plan)
+        else:
             try:
                 plan = Plan(tracer, positions, output_structure(result, tracer), key, 0.0)
                 if self.fuse:
@@ -275,6 +289,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model, fullgraph, backend, module=model))
+    if is_optimizer_step(model):  # torch.compile(optimizer.step): SGD, Adam, AdamW replay their update
+        return CompiledStep(model, backend, cache_size_limit)
     return CompiledFunction(model, fullgraph, backend)
 
 
@@ -301,8 +317,9 @@ def disable(fn: Callable | None = None, recursive: bool = True):
     @functools.wraps(fn)
     def eager(*args, **kwargs):
         tracer = _trace_state.tracer
-        if tracer is not None:
-            tracer.graph_break(f"{getattr(fn, '__name__', 'a function')} is marked torch.compiler.disable")
+        if tracer is not None:  # tracing or replaying: the function runs with the hooks paused
+            return tracer.eager_call(fn, args, kwargs,
+                                     f"{getattr(fn, '__name__', 'a function')} is marked torch.compiler.disable")
         return fn(*args, **kwargs)
 
     return eager

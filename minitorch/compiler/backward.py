@@ -11,10 +11,14 @@ backward, with grad mode off.
 
 from __future__ import annotations
 
+import math
+
+from .._geometry import broadcast_dims
 from ..autograd import grad_mode
 from ..autograd.array_path import add_grads, as_tensors, call_on_arrays
 from ..autograd.engine import _call_node
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
+from ..ops.reduction import accumulate_dtype, keepdim_shape
 from ..tensor import from_array
 from .errors import Unsupported
 from .replay_nodes import fused_node
@@ -29,13 +33,13 @@ class CompiledBackward(Node):
     @classmethod
     def attach(cls, plan, nodes: list, made: dict, tensors: list) -> None:
         node = cls()
-        leaves = []
-        for slot in plan.leaves:
-            position = next((p for s, p in plan.inputs if s == slot), None)
-            if position is not None:
-                leaves.append(tensors[position])
-            else:
-                leaves.append(next(t for s, t, *_ in plan.externals if s == slot))
+        sources = plan.leaf_sources
+        if sources is None:  # per leaf: the position of the call's tensor, or the external tensor itself
+            positions = dict(plan.inputs)
+            externals = {s: t for s, t, *_ in plan.externals}
+            sources = plan.leaf_sources = [(positions[slot], None) if slot in positions else (None, externals[slot])
+                                           for slot in plan.leaves]
+        leaves = [tensors[position] if position is not None else t for position, t in sources]
         node.next_functions = tuple(edge_of(t) for t in leaves)
         node._input_meta = tuple((t._array.shape, t._storage.dtype) for t in leaves)
         node.plan = plan
@@ -51,72 +55,77 @@ class CompiledBackward(Node):
                 node.output_slots.append(slot)
         node._n_outputs = len(node.output_slots)
         node.device = made[node.output_slots[0]]._storage.device if node.output_slots else None
+        node.backend = plan.steps[0].backend
+        node.on_arrays(plan, [made[slot] for slot in node.output_slots], leaves)
+
+    def on_arrays(self, plan, outputs: list, leaves: list) -> None:
+        """Let the engine hand this node arrays and take arrays back (its array path: no Tensor wrapping of the
+        gradients, no re-validation) when every output and leaf has one dtype: the replay gives each leaf's
+        gradient in exactly its shape and dtype (``_uniform``, as an op's node: autograd/array_path.py)."""
+        dtypes = {t._storage.dtype for t in outputs} | {t._storage.dtype for t in leaves}
+        if len(dtypes) == 1 and outputs and all(t._dense for t in leaves):
+            dtype = dtypes.pop()
+            if dtype.is_floating_point:
+                self._arrays, self._uniform = True, self.backend.array_dtype(dtype)
+
+    def _check(self) -> None:
+        if self._saved is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+
+    def _evaluate_on_arrays(self, grads):
+        """The engine's array path (first-order backward): gradients in and out as arrays."""
+        self._check()
+        return replay_backward(self.plan, self._saved[0], self.output_slots, grads, arrays=True)
 
     def wrap_grad(self, array, output_nr: int):
         step = self.plan.steps[0]
         return from_array(array, step.backend, step.device)
 
     def _evaluate(self, *grads):
-        if self._saved is None:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
+        self._check()
         if grad_mode.state.enabled:
             raise Unsupported("double backward (create_graph=True) through a torch.compile'd function is not "
                               "supported; run the function without torch.compile for higher-order gradients")
         return replay_backward(self.plan, self._saved[0], self.output_slots, grads)
 
 
-def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
-    """The gradients of the plan's leaves, given those of its outputs."""
+def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool = False) -> tuple:
+    """The gradients of the plan's leaves, given those of its outputs (``arrays``: the engine's array path, which
+    hands in and takes back arrays)."""
     flowing: dict = {}
     for slot, g in zip(output_slots, grads):
         if g is not None:
-            flowing[slot] = g._array if g._dense else g
+            flowing[slot] = g._array if hasattr(g, "_storage") and g._dense else g
     steps = plan.steps
-    units, skip = plan.backward_units, ()
     ndarray = steps[0].backend.ndarray
-    for i in plan.schedule:
-        if i in skip:
+    program = plan.backward_program
+    if program is None:
+        program = plan.backward_program = backward_program(plan)
+    for i, unit, members in program:
+        if unit is None:
+            _step_backward(steps[i], nodes[i], flowing, ndarray)
             continue
-        unit = units.get(i) if units else None
-        if unit is not None and type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
+        if type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
             g = flowing.get(unit.grad_slot)
-            if g is None:
+            inner = unit.inner_slots and any(slot in flowing for slot in unit.inner_slots)
+            if g is None and not inner:
                 continue
-            if not unit.applies(g, ndarray):  # e.g. a gradient of another dtype: the unfused nodes after all
-                kept = nodes[i]
-                for j in unit.members:
-                    if steps[j].traced is not None:
-                        nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
-            else:
+            if not inner and unit.applies(g, ndarray):
                 del flowing[unit.grad_slot]
                 for slot, contribution in unit.run(g, nodes[i]):
                     old = flowing.get(slot)
                     flowing[slot] = contribution if old is None else _add(old, contribution)
-                skip = unit.members if not skip else set(skip) | unit.members
                 continue
-        node = nodes[i]
-        step = steps[i]
-        incoming = [flowing.pop(slot, None) for slot in step.outputs]
-        if node is None or all(g is None for g in incoming):
-            continue
-        traced = step.traced
-        node.next_functions = traced.edges
-        node._input_meta = traced._input_meta
-        node._n_outputs = traced._n_outputs
-        if traced._arrays:
-            node._arrays, node._uniform = True, traced._uniform
-            grad_inputs = call_on_arrays(node, incoming, _on_tensors)
-        else:
-            grad_inputs = _on_tensors(node, as_tensors(node, incoming))
-        metas = traced._input_meta
-        for position, slot in step.arg_slots:
-            g = grad_inputs[position] if position < len(grad_inputs) else None
-            if g is None or metas[position] is None:
-                continue
-            if hasattr(g, "_storage") and g._dense:
-                g = g._array
-            old = flowing.get(slot)
-            flowing[slot] = g if old is None else _add(old, g)
+            # a gradient of another dtype, or one arriving at a value inside the group (a piece's result used by
+            # the Python code): the unfused nodes after all
+            kept = nodes[i]
+            for j in unit.members:
+                if steps[j].traced is not None:
+                    nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
+        for j in members:
+            _step_backward(steps[j], nodes[j], flowing, ndarray)
+    if arrays:
+        return tuple([flowing.get(slot) for slot in plan.leaves])
     result = []
     for slot in plan.leaves:
         g = flowing.get(slot)
@@ -125,6 +134,92 @@ def replay_backward(plan, nodes: list, output_slots: list, grads) -> tuple:
         if g is not None and hasattr(g, "_storage"):
             result[-1] = g
     return tuple(result)
+
+
+def backward_program(plan) -> list:
+    """The schedule with each fused group's nodes as one entry ``(last step, FusedBackward, members in engine
+    order)``, the other steps as ``(step, None, ())`` (their nodes are consecutive in the schedule: fusion.py)."""
+    units = plan.backward_units
+    program, covered = [], set()
+    for i in plan.schedule:
+        if i in covered:
+            continue
+        unit = units.get(i) if units else None
+        if unit is None:
+            program.append((i, None, ()))
+            continue
+        members = [j for j in plan.schedule if j in unit.members]
+        covered.update(members)
+        program.append((i, unit, members))
+    return program
+
+
+def _step_backward(step, node, flowing: dict, ndarray) -> None:
+    """One recorded node's backward: its outputs' gradients taken from ``flowing``, its inputs' added there."""
+    incoming = [flowing.pop(slot, None) for slot in step.outputs]
+    if node is None or all(g is None for g in incoming):
+        return
+    traced = step.traced
+    node.next_functions = traced.edges
+    node._input_meta = traced._input_meta
+    node._n_outputs = traced._n_outputs
+    if traced._arrays:
+        node._arrays, node._uniform = True, traced._uniform
+        grad_inputs = call_on_arrays(node, incoming, _on_tensors)
+    elif step.sum_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.sum_dtype:
+        grad_inputs = (_sum_backward(node, incoming[0]),)
+    elif step.linear_dtype is not None and (grad_inputs := _linear_backward(node, incoming[0], step.linear_dtype,
+                                                                           ndarray)) is not None:
+        pass
+    else:
+        grad_inputs = _on_tensors(node, as_tensors(node, incoming))
+    metas = traced._input_meta
+    for position, slot in step.arg_slots:
+        g = grad_inputs[position] if position < len(grad_inputs) else None
+        if g is None or metas[position] is None:
+            continue
+        if hasattr(g, "_storage") and g._dense:
+            g = g._array
+        old = flowing.get(slot)
+        flowing[slot] = g if old is None else _add(old, g)
+
+
+def _linear_backward(node, grad, dtype, ndarray):
+    """``Linear``'s backward on arrays, the same GEMMs as its Tensor backward (``linear(grad, weight.t())`` and
+    ``linear(g2.t(), x2.t())``: numpy's ``matmul`` on the same layouts, so the same bits) and the bias gradient
+    summed as the engine's ``sum_to_size`` sums it; None (the Tensor path) unless every array is a row-major
+    real matrix of the traced dtype, where the Tensor path's reshapes are views too."""
+    x, weight = node._saved[0], node._saved[1]
+    needs = node._input_meta
+    if (type(grad) is not ndarray or grad.dtype != dtype or not grad.flags.c_contiguous
+            or (x is not None and not x.flags.c_contiguous) or (weight is not None and not weight.flags.c_contiguous)):
+        return None
+    xp, backend = node.backend.xp, node.backend
+    rows = math.prod(grad.shape[:-1])
+    g2 = grad if grad.ndim == 2 else grad.reshape(rows, grad.shape[-1])
+    grad_x = grad_weight = grad_bias = None
+    if needs[0] is not None:
+        grad_x = xp.matmul(g2, weight).reshape(grad.shape[:-1] + (weight.shape[1],)).astype(dtype, copy=False)
+    if needs[1] is not None:
+        x2 = x if x.ndim == 2 else x.reshape(rows, x.shape[-1])
+        grad_weight = xp.matmul(g2.T, x2).astype(dtype, copy=False)
+    if node.has_bias and len(needs) > 2 and needs[2] is not None:
+        size = needs[2][0]
+        grad_bias = grad
+        if tuple(grad.shape) != tuple(size):
+            total = backend.sum(grad, broadcast_dims(size, grad.shape), True, accumulate_dtype(backend, grad, None))
+            grad_bias = total.reshape(size) if len(grad.shape) != len(size) else total
+    return grad_x, grad_weight, grad_bias
+
+
+def _sum_backward(node, grad):
+    """``Sum``'s backward on arrays: the gradient with the summed dims back as size 1, broadcast to the input's
+    shape (what its Tensor backward, ``reshape`` then ``expand``, makes as a view: the same values)."""
+    if not node.keepdim:
+        grad = grad.reshape(keepdim_shape(node.input_shape, node.dims))
+    if grad.size == 1 and grad.flags.c_contiguous:  # one value (a full sum): a stride-0 window on it
+        return node.backend.as_strided(grad.reshape(-1), node.input_shape, (0,) * len(node.input_shape), 0)
+    return node.backend.xp.broadcast_to(grad, node.input_shape)
 
 
 def _on_tensors(node, grads):

@@ -14,8 +14,43 @@ def render(compiled) -> str:
             lines.append(f"trace {n}: graph break, runs eagerly")
             lines.append(f"  reason: {entry.reason}")
             continue
-        lines.extend(f"  {line}" if i else line for i, line in enumerate(_plan(entry.plan, n)))
+        render_plan = _pieces if entry.plan.guided else _plan
+        lines.extend(f"  {line}" if i else line for i, line in enumerate(render_plan(entry.plan, n)))
+    for step in getattr(compiled, "_steps", {}).values():  # the optimizers stepped inside, compiled
+        lines.append("")
+        lines.append(step.explain())
     return "\n".join(lines)
+
+
+def _pieces(plan, n: int) -> list[str]:
+    """A plan with graph breaks: its breaks, then its pieces and eager steps in call order (pieces.py)."""
+    eager = sum(1 for e in plan.events if not hasattr(e, "piece"))
+    lines = [f"trace {n}: compiled in {plan.compile_seconds * 1e3:.1f} ms; {len(plan.breaks)} graph break(s): "
+             f"{len(plan.pieces)} compiled piece(s), {eager} eager op(s); the function's Python runs at every call, "
+             "its ops checked against the trace"]
+    lines.append("guards:")
+    lines.extend(f"  {g}" for g in describe(plan))
+    lines.append("graph breaks:")
+    lines.extend(f"  before op {position}{' (a new piece)' if cut else ''}: {reason}"
+                 for position, reason, cut in plan.breaks)
+    lines.append("pieces and eager ops, in call order:")
+    for i, event in enumerate(plan.events):
+        piece = getattr(event, "piece", None)
+        if piece is None:
+            lines.append(f"  [{i}] eager {event.cls.__name__}: {event.reason}")
+        elif event.local == 0:
+            body = _plan(piece.plan, piece.number)[1:]
+            kernels = sum(1 for s in piece.plan.steps if s.fused is None or s.fused_head)
+            first, last = piece.indices[0], piece.indices[-1]
+            lines.append(f"  piece {piece.number}: ops {first}-{last} ({len(piece.indices)} ops, "
+                         f"{kernels} kernels after fusion), backward recorded: {piece.records}")
+            lines.extend(f"    {line}" for line in body if not line.startswith(("guards", "  grad mode", "  input",
+                                                                                  "graph breaks"))
+                         and " is the traced tensor" not in line)
+    if plan.diverged:
+        lines.append(f"left the traced path in {plan.diverged} call(s) (the rest of those calls ran eagerly); "
+                     f"last: {plan.divergence}")
+    return lines
 
 
 def _plan(plan, n: int) -> list[str]:

@@ -9,7 +9,11 @@ eager mode. When the call is differentiated, the op instances of the replay beco
 
 from __future__ import annotations
 
+import bisect
+
 from ..autograd import grad_mode
+from ..nn.functional.linear import Linear
+from ..ops.reduction import Sum
 from ..tensor import from_array
 from .backward import CompiledBackward, engine_order
 from .errors import Unsupported
@@ -33,7 +37,8 @@ class PlanStep:
     """What the replay loop needs from a traced step, in plain attributes."""
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
-                 "backend", "device", "row_major", "fused", "fused_head", "fused_group")
+                 "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype",
+                 "linear_dtype")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -50,10 +55,14 @@ class PlanStep:
         self.row_major = step.cls.row_major_output
         self.fused = self.fused_group = None  # the FusedGroup this step belongs to (fusion.py)
         self.fused_head = False
+        self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
+        self.linear_dtype = None  # a Linear of real arrays of this dtype: the same (backward.py)
 
 
 class Plan:
     """A traced call's steps, with where its inputs come from and what it returns."""
+
+    guided = False  # (a call with graph breaks gets a pieces.GuidedPlan instead)
 
     def __init__(self, tracer: Tracer, input_positions: dict, outputs, guards, compile_seconds: float):
         self.guards = guards
@@ -71,7 +80,17 @@ class Plan:
         self.steps = []
         for step in tracer.steps:
             first = tracer.slots[step.arg_slots[0][1]].tensor._storage
-            self.steps.append(PlanStep(step, first.backend, first.device))
+            plan_step = PlanStep(step, first.backend, first.device)
+            if step.cls is Linear and step.node is not None:
+                dtypes = {tracer.slots[slot].tensor._array.dtype for slot in [s for _, s in step.arg_slots]
+                          + list(step.outputs)}
+                if len(dtypes) == 1 and next(iter(dtypes)).kind == "f":
+                    plan_step.linear_dtype = dtypes.pop()
+            if step.cls is Sum and step.node is not None:
+                dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
+                if len(dtypes) == 1:
+                    plan_step.sum_dtype = dtypes.pop()
+            self.steps.append(plan_step)
         self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
         self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
         self.output_requires_grad = [requires_grad_of(tracer.slots[r.slot].tensor) for r in self.output_slots]
@@ -81,6 +100,10 @@ class Plan:
         self._liveness()
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
+        self.backward_program = None  # the schedule with fused groups as units (backward.py), made at first use
+        self.run_list = self.run_indices = None  # the steps a replay runs (``_make_run_list``), made at first use
+        self.leaf_sources = None  # (backward.py's attach, made at first use)
+        self.outside_reads = None  # a piece's plan: the slots read outside it in the trace (pieces.py)
 
     def resident_bytes(self) -> int:
         """Bytes the plan keeps between calls: fused groups' scratch buffers and pooled buffers not in use."""
@@ -91,13 +114,13 @@ class Plan:
                     total += kernel.scratch_bytes + sum(b.nbytes for _, pool in kernel.outputs for b in pool.buffers)
         return total
 
-    def _liveness(self) -> None:
+    def _liveness(self, keep=None) -> None:
         """Each step drops the arrays it read for the last time (outputs and backward's saved values excepted)."""
         last = {}
         for i, step in enumerate(self.steps):
             for _, slot in step.arg_slots:
                 last[slot] = i
-        keep = {r.slot for r in self.output_slots}
+        keep = {r.slot for r in self.output_slots} if keep is None else keep
         frees: dict[int, list] = {}
         for slot, i in last.items():
             if slot not in keep:
@@ -111,13 +134,33 @@ class Plan:
         values = [None] * self.n_slots
         for slot, position in self.inputs:
             values[slot] = tensors[position]._array
+        nodes = self.compute(values)
+        return self._outputs(values, tensors, nodes)
+
+    def compute(self, values: list):
+        """Run the steps on ``values`` (the inputs' arrays filled in; externals and constants are added here);
+        returns the per-step graph nodes for backward (None when nothing is recorded)."""
+        self.prepare(values)
+        nodes = [None] * len(self.steps) if self.records else None
+        self.compute_range(values, nodes, 0, len(self.steps))
+        return nodes
+
+    def prepare(self, values: list) -> None:
         for slot, tensor, *_ in self.externals:
             values[slot] = tensor._array
         for slot, array in self.consts:
             values[slot] = array
-        records = self.records
-        nodes = [None] * len(self.steps) if records else None
-        for i, step in enumerate(self.steps):
+
+    def compute_range(self, values: list, nodes, start: int, stop: int) -> None:
+        """Run steps ``start`` to ``stop - 1`` (a piece runs its steps as its ops are called: pieces.py)."""
+        records = nodes is not None
+        run_list = self.run_list
+        if run_list is None:
+            run_list = self._make_run_list()
+        pos = bisect.bisect_left(self.run_indices, start) if start else 0
+        for i, step, free in run_list[pos:] if pos else run_list:
+            if i >= stop:
+                break
             if step.fused is not None:
                 group = step.fused
                 if step.fused_head:
@@ -148,9 +191,26 @@ class Plan:
                 if records and step.traced is not None:
                     node._saved = saved_values(step, args, values)
                     nodes[i] = node
-            for slot in step.free:
+            for slot in free:
                 values[slot] = None
-        return self._outputs(values, tensors, nodes)
+
+    def _make_run_list(self) -> list:
+        """``(index, step, slots to free)`` for the steps that do something at replay: a fused group's members
+        after its first run with it (unless each needs a graph node of its own), their frees moved to the first."""
+        run_list = []
+        for i, step in enumerate(self.steps):
+            group = step.fused
+            idle = (group is not None and not step.fused_head
+                    and (not self.records or step.traced is None or group.backward is not None))
+            if idle:
+                head = run_list[-1]
+                run_list[-1] = (head[0], head[1], head[2] + tuple(step.free))
+            else:
+                run_list.append((i, step, tuple(step.free)))
+        self.run_list = run_list
+        self.run_indices = [i for i, _, _ in run_list]
+        return run_list
+
 
     @staticmethod
     def _run_view(step, values, nodes, i) -> None:

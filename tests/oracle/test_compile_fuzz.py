@@ -1,6 +1,7 @@
 """The fuzzer's random programs, compiled: each program's steps become one function of its leaves, run under
 ``minitorch.compile`` three times (the trace, then two replays). Every value and every gradient must equal
-eager mode's bit for bit; a program the tracer cannot prove safe runs eagerly and agrees trivially (counted).
+eager mode's bit for bit. A program with graph breaks (in-place writes, ``backward()`` inside) replays in pieces
+(compiler/pieces.py) and must follow its trace at every replay; one the tracer cannot prove safe runs eagerly.
 Skipped when PyTorch is not installed (the generator draws shapes from PyTorch's results)."""
 
 import numpy as np
@@ -83,7 +84,7 @@ def _run(fn, leaves):
 
 @pytest.mark.parametrize("chunk", range(4))
 def test_compiled_programs_match_eager(chunk):
-    compiled_whole = 0
+    compiled_whole = pieces = ran = 0
     seeds = [s for i, s in enumerate(SEEDS) if i % 4 == chunk]
     for seed in seeds:
         prog, _ = generate(torch_oracle, seed)
@@ -96,6 +97,7 @@ def test_compiled_programs_match_eager(chunk):
             expected, expected_grads = _run(fn, leaves)
         except Exception:  # noqa: BLE001 - a program eager mode rejects is not a compile test
             continue
+        ran += 1
         compiled = minitorch.compile(fn)
         for call in range(3):
             got, grads = _run(compiled, _fresh_leaves(prog, ns))
@@ -107,5 +109,10 @@ def test_compiled_programs_match_eager(chunk):
                     assert g is None, "a gradient eager mode did not give: " + text
                 else:
                     _same(g, e, "gradient: " + text, reordered=True)
-        compiled_whole += compiled.history[0][1].plan is not None
+        plan = compiled.history[0][1].plan
+        compiled_whole += plan is not None and not plan.guided
+        if plan is not None and plan.guided:  # graph breaks: the replays followed the trace, piece by piece
+            pieces += 1
+            assert plan.diverged == 0, f"seed {seed}: the replay left the traced path: {plan.divergence}"
     assert compiled_whole >= len(seeds) // 3, f"only {compiled_whole} of {len(seeds)} programs compiled whole"
+    assert compiled_whole + pieces == ran, f"only {compiled_whole + pieces} of {ran} programs compiled (whole or in pieces)"
