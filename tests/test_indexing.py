@@ -751,6 +751,19 @@ def test_index_add_saves_its_source_for_the_sources_gradient():
         y.sum().backward()
 
 
+def test_index_add_into_an_empty_dim_refuses_only_the_sources_gradient():
+    """Into a dim of size 0, the source's gradient (index_select of an empty dim) is refused, as PyTorch's; a
+    source that needs no gradient leaves the backward free (fuzzer seed 409335)."""
+    x = torch.zeros(0, 2, dtype=torch.float64, requires_grad=True)
+    z = x.t().index_add(-1, torch.tensor([0, 0]), torch.zeros(2, 2, dtype=torch.float64))
+    z.sum().backward()
+    assert x.grad.shape == (0, 2)
+    source = torch.zeros(2, 2, dtype=torch.float64, requires_grad=True)
+    z = x.t().index_add(-1, torch.tensor([0, 0]), source)
+    with pytest.raises(RuntimeError, match="self indexing axis dim should be positive"):
+        z.sum().backward()
+
+
 def test_advanced_indexing_that_selects_nothing_checks_no_bound():
     """PyTorch's index kernel visits no element of an empty result, so it checks no bound (fuzzer seeds 159145,
     186181); an index into a dim of size 0 is still refused, and so is a bad dtype."""

@@ -601,6 +601,8 @@ class IndexAdd(Op):
         if self.needs_grad(1):
             self.saved_tensors  # noqa: B018 - unpacking checks the saved source's version
         if self.index is None:  # PyTorch's backward is index_select(grad, dim, index), which refuses this
+            if not self.needs_grad(1):  # (only when source wants a gradient: seed 409335)
+                return grad, None
             if self.empty_dim:
                 raise RuntimeError(_EMPTY_AXIS)
             return grad, grad.new_zeros(self.source_shape)
