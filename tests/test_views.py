@@ -220,6 +220,16 @@ def test_as_strided_overlapping_windows(device):
     check(lambda y: y[1:, 1:].as_strided((2, 3), (5, 1), 6), y)
 
 
+def test_as_strided_of_an_expanded_input_shares_each_gradient(device):
+    """An input whose window reads an element several times (expanded) gets an equal share of that element's
+    gradient in each reading, as PyTorch's as_strided_backward divides by the count (fuzzer seed 426748)."""
+    x = torch.zeros(3, 1, 2, device=device, requires_grad=True)
+    (x * 3).expand(-1, 2, 2).as_strided((2, 1), (1, 1), 3).sum().backward()
+    assert x.grad.reshape(-1).tolist() == [0.0, 0.0, 0.0, 3.0, 3.0, 0.0]
+    y = torch.randn(2, 1, 3, dtype=torch.float64, device=device, requires_grad=True)
+    check(lambda y: y.expand(2, 4, 3).as_strided((3, 2), (1, 2), 1) ** 2, y)
+
+
 def test_view_grads_land_in_the_right_place(device):
     x = torch.zeros(3, 4, dtype=torch.float64, device=device, requires_grad=True)
     (x[1:, ::2] * 2).sum().backward()

@@ -150,15 +150,33 @@ def check_broadcast(op_name: str, *operands) -> None:
         raise RuntimeError(f"{error} ({op_name}: shapes {listed})") from None
 
 
+def _size_one_strides_are_numpys(x) -> bool:
+    """Whether every dim of size 1 of row-major ``x`` has the stride numpy gives it (the product of the sizes
+    after it). A view can carry others (``zeros(4, 1, 1).transpose(0, -1)``: strides (1, 1, 1)), and PyTorch
+    orders a broadcast output's dims by them."""
+    if 1 not in x.shape:
+        return True
+    expected = x.itemsize
+    for n, stride in zip(reversed(x.shape), reversed(x.strides)):
+        if n == 1 and stride != expected:
+            return False
+        expected *= n
+    return True
+
+
 def in_operands_layout(result, operands, xp):
     """``result`` laid out as PyTorch's TensorIterator lays out the output of ``operands``: dims ordered by
     the first operand's strides, a later operand deciding where an earlier one is broadcast or ambiguous
     (numpy's order 'K' falls back to row-major when operands disagree, and kernels built from several numpy
     calls may return row-major results). Row-major operands: nothing to do."""
     arrays = [x for x in operands if type(x) is xp.ndarray and x.ndim]
-    if not arrays or all(x.flags.c_contiguous for x in arrays):
-        return result
     shape, ndim = result.shape, result.ndim
+    if not arrays or all(x.flags.c_contiguous for x in arrays) and (
+            # TensorIterator's fast path: every operand (a number too) of the output's shape, all row-major
+            len(arrays) == len(operands) and all(x.shape == shape for x in arrays)
+            # or no dim of size 1 with strides of its own (the only strides of a row-major array it could read)
+            or all(_size_one_strides_are_numpys(x) for x in arrays)):
+        return result
     strides = []
     for x in arrays:
         lead = ndim - x.ndim

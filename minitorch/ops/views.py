@@ -566,7 +566,8 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 class AsStrided(ViewOp):
     """Any window of the storage. Backward scatters into the *storage* and re-reads the input's
-    own window, so it is right for any non-overlapping input, contiguous or not."""
+    own window; where the input's window reads an element several times (an expanded input), each reading
+    gets an equal share of that element's gradient, as in PyTorch's ``as_strided_backward``."""
 
     def geometry(self, shape, stride, offset, size, new_stride, storage_offset):
         return size, new_stride, storage_offset
@@ -581,6 +582,9 @@ class AsStrided(ViewOp):
     def backward(self, grad):
         shape, stride, offset, numel = self.input_geometry
         flat = ViewScatter.apply(grad, numel, *self.params)
+        if _overlaps(shape, stride):  # how often the input reads each element (0 where it reads none: unread)
+            readings = ViewScatter.apply(grad.new_ones(shape), numel, shape, stride, offset)
+            flat = flat / readings.clamp(min=1)
         return flat.as_strided(shape, stride, offset)
 
 

@@ -91,3 +91,39 @@ def test_empty_strided_errors_match_pytorch(size, stride):
     with pytest.raises(RuntimeError) as got:
         minitorch.empty_strided(size, stride)
     assert str(got.value) == str(expected.value)
+
+
+def _odd_view(t, shape, rng):
+    """A row-major tensor of ``shape`` whose dims of size 1 carry arbitrary strides (an as_strided view)."""
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc if n != 1 else int(rng.integers(1, 3)))
+        acc *= n
+    base = t.arange(float(max(acc, 1) + 8))
+    return base.as_strided(shape, tuple(reversed(strides)))
+
+
+def test_broadcast_output_layout_follows_tensor_iterator():
+    """An elementwise op's output dims are ordered as PyTorch's TensorIterator orders them, which reads the
+    strides of size-1 dims when operands broadcast (fuzzer seed 432184); compared on dims of size > 1."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    cases = [((1, 1, 4), (2, 1))]  # the fuzzer's
+    for _ in range(299):
+        shape = tuple(int(n) for n in rng.choice([1, 2, 4], size=int(rng.integers(2, 5))))
+        other = tuple(int(n) for n in rng.choice([1, 2, 4], size=int(rng.integers(1, len(shape) + 1))))
+        cases.append((shape, other))
+    for shape, other in cases:
+        if any(m != n and 1 not in (m, n) for m, n in zip(shape[::-1], other[::-1])):
+            continue
+        seed = int(rng.integers(1 << 30))
+        strides = []
+        for t in (torch, minitorch):
+            r = np.random.default_rng(seed)
+            a, b = _odd_view(t, shape, r), _odd_view(t, other, r)
+            for out in (a + b, b * a, a + 2, t.maximum(a, b)):
+                strides.append(tuple(s for s, n in zip(out.stride(), out.shape) if n > 1))
+        half = len(strides) // 2
+        assert strides[half:] == strides[:half], (shape, other)
+        checked += 1
+    assert checked > 100
