@@ -800,3 +800,17 @@ def test_an_empty_broadcast_index_reads_nothing_even_from_a_dim_of_size_0():
     assert torch.zeros(0, 0, 0)[torch.tensor([], dtype=torch.int64), torch.tensor([0])].shape == (0, 0)
     with pytest.raises(IndexError, match="out of bounds for dimension with size 0"):
         torch.zeros(0, 0)[torch.tensor([5])]
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, i, s: x.scatter(0, i, s), lambda x, i, s: x.clone().scatter_(0, i, s),
+    lambda x, i, s: x.scatter(0, i, s, reduce="add"), lambda x, i, s: x.scatter(0, i, s, reduce="multiply"),
+    lambda x, i, s: x.scatter_add(0, i, s), lambda x, i, s: x.clone().scatter_add_(0, i, s),
+])
+def test_scatter_refuses_a_source_of_another_dtype(call):
+    """PyTorch's scatter family casts nothing: src must have self's dtype (fuzzer seed 466055), and the failed
+    op leaves self unchanged."""
+    x = torch.zeros(2, 2)
+    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected self.dtype to be equal to src.dtype"):
+        call(x, torch.tensor([[0, 1]]), torch.ones(1, 2, dtype=torch.float64))
+    assert x.sum().item() == 0.0

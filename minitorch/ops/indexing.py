@@ -54,6 +54,9 @@ def _check_index(op: str, input: Tensor, dim: int, index: Tensor, src=None) -> i
         raise TypeError(f"{op}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
     if index.dtype.name not in _INTEGER_INDEX:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index (got {index.dtype})")
+    if op in ("scatter", "scatter_add") and isinstance(src, Tensor) and src.dtype is not input.dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype (got {input.dtype} and "
+                           f"{src.dtype})")
     ndim = input.dim()
     dim = wrap_dim(dim, ndim)
     if index.numel() == 0:
@@ -459,19 +462,16 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:
     """A copy of ``input`` with ``src`` (or a scalar ``value``) written at ``index`` along ``dim``."""
+    dim = _check_index("scatter", input, dim, index, src)
     if reduce is not None:
         if src is None:
             src = input.new_full(tuple(index.shape), value)
         if reduce == "add":
             return scatter_add(input, dim, index, src)
         if reduce == "multiply":
-            return scatter_reduce(input, dim, index, src.to(input.dtype), "prod")
+            return scatter_reduce(input, dim, index, src, "prod")
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
-    dim = _check_index("scatter", input, dim, index, src)
-    src = value if src is None else src
-    if isinstance(src, Tensor):
-        src = src.to(input.dtype)
-    return Scatter.apply(input, index, src, dim)
+    return Scatter.apply(input, index, value if src is None else src, dim)
 
 
 _REDUCE_UFUNC = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}
