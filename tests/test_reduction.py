@@ -600,3 +600,14 @@ def test_norm_of_one_element_per_output_is_its_magnitude():
     x = torch.tensor([-3.0], requires_grad=True)
     torch.norm(x).backward()
     assert x.grad.tolist() == [-1.0]
+
+
+def test_var_and_std_of_identical_values_are_exactly_zero():
+    """PyTorch's Welford variance of identical values is exactly 0 (so std's gradient there is masked to 0);
+    a two-pass variance around a rounded mean is not (fuzzer seed 501659)."""
+    x = torch.zeros(3, 1, 4, dtype=torch.float64) + torch.tensor([-0.8, 0.8, -0.4, 1.4], dtype=torch.float64)
+    assert torch.std(x, dim=(0, 1), correction=2).tolist() == [0.0] * 4
+    assert torch.var(torch.full((5,), 0.1)).item() == 0.0
+    w = torch.tensor([-0.8, 0.8], dtype=torch.float64, requires_grad=True)
+    torch.std(w.expand(3, 2), dim=0).sum().backward()
+    assert w.grad.tolist() == [0.0, 0.0]

@@ -605,6 +605,8 @@ class Var(Op):
         count = math.prod(x.shape[d] for d in dims)
         self.dof, self.whole = count - correction, whole or x.ndim == 0
         self.divisor = builtins.max(self.dof, 0)
+        if count > 1:  # shifted by one value of each group: identical values give exactly 0, as PyTorch's Welford
+            x = x - x[tuple(slice(0, 1) if d in dims else slice(None) for d in range(x.ndim))]
         centered = x - self.backend.sum(x, dims, True) / builtins.max(count, 1)
         squares = self.backend.sum(centered * centered, dims, keepdim)
         if self.divisor == 0:
