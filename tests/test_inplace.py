@@ -977,3 +977,17 @@ def test_an_op_without_differentiable_outputs_reads_no_stale_view_history():
     assert pieces[0].argmax().item() == 0
     with pytest.raises(RuntimeError, match="its base or another view of its base has been modified inplace"):
         pieces[0].grad_fn
+
+
+def test_a_failed_inplace_op_still_refreshes_its_inputs_view_history():
+    """PyTorch collects an in-place op's input edges (regenerating a stale view's grad_fn) before its kernel
+    refuses overlapping memory, so after the failed write the view is no longer a leaf that requires grad
+    (fuzzer seed 527698)."""
+    x = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    base = torch.tensor(1.0, dtype=torch.float64)
+    view = base.reshape(1)
+    base.sub_(x)  # the base now requires grad; the view's stored history is stale
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        base.add_(view, alpha=2.0)
+    view.masked_fill_(torch.tensor([True]), 0.25)
+    assert view.grad_fn is not None and base.item() == 0.25

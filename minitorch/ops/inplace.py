@@ -165,6 +165,10 @@ def run_inplace(self: Tensor, fn, args: tuple, kwargs: dict, op_name: str) -> Te
     base = self._meta.base if self._meta is not None else None
     check_inplace(self, recording or (grad_mode.state.enabled and base is not None and base._requires_grad),
                   op_name not in _OVERLAP_ALLOWED)
+    if recording:  # PyTorch collects the inputs' edges, refreshing a view's history, before its kernel checks overlap
+        for a in args:
+            if isinstance(a, Tensor) and a._meta is not None and a._meta.base is not None:
+                a.grad_fn  # noqa: B018 - the refresh is the point (seed 527698)
     check_no_overlap(self, args, op_name)
     if recording and base is not None and base._storage.dtype is not self._storage.dtype:
         raise RuntimeError(
