@@ -103,7 +103,7 @@ class Piece:
         plan.outside_reads = (produced & read_later)
         # foreign tensors other than the first op's are bound when the op reading them is called
         self.read_inside = {slot for step in steps for _, slot in step.arg_slots}
-        self.late = frozenset(slot for slot in inputs if tracer.slots[slot].kind == "foreign"
+        self.late = frozenset(slot for slot in inputs if tracer.slots[slot].kind in ("foreign", "random")
                               and slot not in self.first_reads)
         if fuse:
             fusion.fuse(plan, view, self.late)
@@ -455,7 +455,7 @@ class Replayer(Hooks):
         """A foreign or factory-made tensor, read for the first time: like the traced one? (A constant must also
         have the traced values: the piece's plan computed with them.)"""
         kind = self.plan.slot_kind[slot]
-        if kind not in ("foreign", "const") or not t._dense:
+        if kind not in ("foreign", "const", "random") or not t._dense:
             return False
         shape, dtype, device, requires_grad = self.plan.slot_check[slot]
         if (t._array.shape != shape or t._storage.dtype is not dtype or t._storage.device != device

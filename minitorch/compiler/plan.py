@@ -73,6 +73,9 @@ class Plan:
         self.externals = [(i, s.tensor, s.source[0], s.source[1], s.tensor._array.shape, s.tensor._storage.dtype,
                            requires_grad_of(s.tensor)) for i, s in enumerate(tracer.slots) if s.kind == "external"]
         self.consts = [(i, s.tensor._array) for i, s in enumerate(tracer.slots) if s.kind == "const"]
+        # random values (dropout's masks): drawn again at every call, in the trace's order (slots are numbered in
+        # the order the tensors were made); read or not, each draw advances the generator as in eager mode
+        self.randoms = [(i, s.source) for i, s in enumerate(tracer.slots) if s.kind == "random"]
         if any(requires_grad_of(s.tensor) for s in tracer.slots if s.kind == "const"):
             raise Unsupported("a tensor made by a factory inside the function requires grad")
         self.leaves = [i for i, s in enumerate(tracer.slots) if s.kind in ("input", "external")
@@ -150,6 +153,8 @@ class Plan:
             values[slot] = tensor._array
         for slot, array in self.consts:
             values[slot] = array
+        for slot, redraw in self.randoms:
+            values[slot] = redraw()
 
     def compute_range(self, values: list, nodes, start: int, stop: int) -> None:
         """Run steps ``start`` to ``stop - 1`` (a piece runs its steps as its ops are called: pieces.py)."""

@@ -39,10 +39,10 @@ class GraphBreak(Exception):
 class Slot:
     """One value of the trace: where it comes from and what it looked like."""
 
-    kind: str  # "input", "external", "const" or "step"
+    kind: str  # "input", "external", "const", "random", "step" (or "foreign": a tensor the trace cannot make)
     tensor: Any  # the traced Tensor (kept alive while tracing, so ids stay unique)
     version: int
-    source: Any = None  # input: position; external: (getter, name); step: (step index, output nr)
+    source: Any = None  # input: position; external: (getter, name); step: (step index, output nr); random: redraw
     requires_grad: bool = False
     grad_fn: Any = None
 
@@ -136,6 +136,12 @@ class Hooks:
 
     def backward_started(self) -> None:
         pass
+
+    def random_fill(self, tensor, redraw, fill):
+        """A sampler fills ``tensor`` from the default generator (``_trace_state.random_fill``): as in eager mode,
+        with the hooks paused (the guided replay binds the tensor where an op reads it, as a foreign one)."""
+        with self.pause():
+            return fill()
 
     def graph_break(self, reason: str, cut: bool = False) -> None:
         pass
@@ -338,6 +344,22 @@ class Tracer(Hooks):
         if id(tensor) not in self.by_id:
             self.add_slot("const", tensor)
 
+    def random_fill(self, tensor, redraw, fill):
+        """``empty_like(x).bernoulli_(p)`` (dropout's mask), ``torch.empty(n).normal_()``: a tensor a factory made
+        inside the call, filled from the default generator before any op read it, becomes a **random** value: a
+        replay draws it again with ``redraw`` - the same generator calls, in the same order, as eager mode - instead
+        of treating it as a tensor of unknown origin (a graph break). Any other fill runs as traced ops."""
+        index = self.by_id.get(id(tensor))
+        if (index is None or self.slots[index].kind != "const" or self.slots[index].tensor is not tensor
+                or any(s.tensor._storage is tensor._storage for i, s in enumerate(self.slots) if i != index)
+                or any(slot == index for step in self.steps if type(step) is Step for _, slot in step.arg_slots)):
+            return fill()
+        with self.pause():
+            result = fill()
+        slot = self.slots[index]
+        slot.kind, slot.source, slot.version = "random", redraw, tensor._storage.version
+        return result
+
     def op(self, cls, args: tuple, params: dict):
         """Op dispatch while tracing: run the op eagerly (hooks off) and record it, or record that it runs eagerly."""
         self.ops_seen += 1
@@ -490,7 +512,7 @@ class Tracer(Hooks):
                 self.graph_break("the function returns a tensor of unknown origin")
                 return
             slot = self.slots[index]
-            if slot.kind in ("external", "const"):
+            if slot.kind in ("external", "const", "random"):
                 self.graph_break(f"the function returns a {slot.kind} tensor")
                 return
             if t._storage.version != slot.version:
