@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> dict:
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"model": model, "losses": losses, "val_loss": val_loss, "reloaded_val_loss": reloaded_val_loss,
-            "seconds": timer.seconds, "checkpoint": checkpoint}
+            "seconds": timer.seconds, "cpu_seconds": timer.cpu_seconds, "checkpoint": checkpoint}
 
 
 if __name__ == "__main__":

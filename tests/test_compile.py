@@ -838,7 +838,7 @@ def test_compiled_model_draws_dropout_masks_inside_one_plan():
         same(got, expected)
     [plan] = plans(net._compiled)
     assert not plan.guided and len(plan.randoms) == 2, net.explain()
-    assert "graph breaks: none" in net.explain()
+    assert "graph breaks: none" in net.explain() and "random values, drawn again at each call" in net.explain()
 
 
 def test_random_fills_replay_in_order_and_others_stay_breaks():
