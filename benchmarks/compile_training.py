@@ -1,6 +1,7 @@
 """Real training scripts with and without ``--compile``, in one process, taking turns: the seconds of the
 training loop (the script's own timer, traces included: wall-clock and this process's CPU time, the latter less
-disturbed by other processes on a shared machine), and a check that both runs give the same losses bit for bit. ``--compile`` means ``torch.compile(model)`` for the training forward and a compiled optimizer step.
+disturbed by other processes on a shared machine), and a check that both runs give the same losses bit for bit.
+``--compile`` means ``torch.compile(model)`` for the training forward and a compiled optimizer step.
 
     python -m benchmarks.compile_training                          # train_mlp.py: 5 turns of 5 epochs each
     python -m benchmarks.compile_training --turns 3 --epochs 10
@@ -64,6 +65,8 @@ def main(argv=None) -> None:
         print(f"  {label}: eager {statistics.median(times['eager']):.2f} s, compiled "
               f"{statistics.median(times['compiled']):.2f} s (medians); compiled / eager per turn "
               f"{', '.join(f'{r:.2f}' for r in ratios)}, median {statistics.median(ratios):.2f}")
+        print(f"    per turn, eager: {', '.join(f'{t:.2f}' for t in times['eager'])}; compiled: "
+              f"{', '.join(f'{t:.2f}' for t in times['compiled'])}")
 
 
 if __name__ == "__main__":

@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> dict:
     if curve is not None:
         print(f"loss curve: {curve}")
     return {"model": model, "losses": losses, "test_accuracy": test_accuracy, "reloaded_accuracy": reloaded_accuracy,
-            "seconds": timer.seconds, "cpu_seconds": timer.cpu_seconds, "checkpoint": checkpoint, "onnx": onnx_path, "onnx_accuracy": onnx_accuracy}
+            "seconds": timer.seconds, "cpu_seconds": timer.cpu_seconds, "checkpoint": checkpoint, "onnx": onnx_path,
+            "onnx_accuracy": onnx_accuracy}
 
 
 if __name__ == "__main__":

@@ -913,3 +913,26 @@ def test_guided_plan_measured_slower_than_eager_falls_back(monkeypatch, slower, 
     if eager:
         assert "measured slower than eager mode" in compiled.explain()
         assert entry.slow_plan is not None and entry.slow_plan.guided
+
+
+def test_a_traced_fill_of_an_input_still_replays_in_pieces():
+    """A sampler filling an input is traced as ops (the caller sees the write): the guided replay answers them
+    as traced and does not leave the traced path, while a dropout mask in the same function is a random value."""
+
+    def fn(x, w):
+        x.uniform_()
+        y = F.dropout(x * w, 0.5)
+        float(y.sum())
+        return (y * 2).sum()
+
+    compiled = torch.compile(fn)
+    w = torch.randn(4, requires_grad=True)
+    for seed in (1, 2, 3):
+        x, x2 = torch.zeros(4), torch.zeros(4)
+        torch.manual_seed(seed)
+        expected = fn(x, w)
+        torch.manual_seed(seed)
+        same(compiled(x2, w), expected)
+        same(x2, x)
+    [plan] = plans(compiled)
+    assert plan.guided and plan.fills == (False, True) and plan.diverged == 0, compiled.explain()

@@ -138,10 +138,8 @@ class Hooks:
         pass
 
     def random_fill(self, tensor, redraw, fill):
-        """A sampler fills ``tensor`` from the default generator (``_trace_state.random_fill``): as in eager mode,
-        with the hooks paused (the guided replay binds the tensor where an op reads it, as a foreign one)."""
-        with self.pause():
-            return fill()
+        """A sampler fills ``tensor`` from the default generator (``_trace_state.random_fill``)."""
+        return fill()
 
     def graph_break(self, reason: str, cut: bool = False) -> None:
         pass
@@ -162,6 +160,7 @@ class Tracer(Hooks):
         self.backward_at = 0  # the number of steps recorded before the last backward() inside the call
         self.ops_seen = 0
         self.eager_views: dict = {}  # output slot -> (input slot, view steps): made again by eager views
+        self.fills: list = []  # per sampler fill, in call order: whether it became a random value (not traced ops)
         self._print = None
         self._version = None
 
@@ -353,7 +352,9 @@ class Tracer(Hooks):
         if (index is None or self.slots[index].kind != "const" or self.slots[index].tensor is not tensor
                 or any(s.tensor._storage is tensor._storage for i, s in enumerate(self.slots) if i != index)
                 or any(slot == index for step in self.steps if type(step) is Step for _, slot in step.arg_slots)):
+            self.fills.append(False)
             return fill()
+        self.fills.append(True)
         with self.pause():
             result = fill()
         slot = self.slots[index]
