@@ -15,7 +15,7 @@ from ..autograd import grad_mode
 from ..nn.functional.linear import Linear
 from ..ops.reduction import Sum
 from ..tensor import from_array
-from .backward import CompiledBackward, engine_order
+from .backward import PLAIN_BACKWARD, CompiledBackward, engine_order
 from .errors import Unsupported
 from .replay_nodes import fused_node, saved_values
 from .tracer import Detach, Tracer, requires_grad_of
@@ -38,7 +38,7 @@ class PlanStep:
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
                  "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype",
-                 "linear_dtype")
+                 "linear_dtype", "plain_dtype")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -57,6 +57,7 @@ class PlanStep:
         self.fused_head = False
         self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
         self.linear_dtype = None  # a Linear of real arrays of this dtype: the same (backward.py)
+        self.plain_dtype = None  # View, Transpose, Clone, Dropout with input and output of this dtype: the same
 
 
 class Plan:
@@ -89,6 +90,10 @@ class Plan:
                           + list(step.outputs)}
                 if len(dtypes) == 1 and next(iter(dtypes)).kind == "f":
                     plan_step.linear_dtype = dtypes.pop()
+            if step.cls in PLAIN_BACKWARD and step.node is not None:
+                dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
+                if len(dtypes) == 1 and next(iter(dtypes)).kind == "f":
+                    plan_step.plain_dtype = dtypes.pop()
             if step.cls is Sum and step.node is not None:
                 dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
                 if len(dtypes) == 1:
