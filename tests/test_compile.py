@@ -936,3 +936,23 @@ def test_a_traced_fill_of_an_input_still_replays_in_pieces():
         same(x2, x)
     [plan] = plans(compiled)
     assert plan.guided and plan.fills == (False, True) and plan.diverged == 0, compiled.explain()
+
+
+def test_a_generator_seeded_inside_the_function_is_a_graph_break():
+    """``manual_seed`` inside the function: a whole-call plan would not reseed, so it is a break, and the Python
+    code (seeding, then drawing the mask) runs at every call: the same mask at every call, as in eager mode."""
+
+    def fn(x):
+        torch.manual_seed(7)
+        return F.dropout(x, 0.5) * 2
+
+    compiled = torch.compile(fn)
+    x = torch.ones(16)
+    for _ in range(3):
+        torch.manual_seed(0)
+        expected = fn(x)
+        torch.manual_seed(1)
+        same(compiled(x), expected)
+    [plan] = plans(compiled)
+    assert plan.guided and "a generator was seeded" in compiled.explain()
+    assert torch.random.manual_seed is not None and "seeding" not in torch.Generator.manual_seed.__name__

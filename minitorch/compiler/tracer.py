@@ -26,6 +26,7 @@ from ..autograd import api as autograd_api
 from ..autograd import grad_mode
 from ..autograd.graph import SavedTensor
 from ..ops.op import Op
+from ..random import Generator
 from ..storage import Storage
 from ..tensor import Tensor, view_requires_grad
 from .errors import Unsupported
@@ -177,9 +178,23 @@ class Tracer(Hooks):
             return original(*args, **kwargs)
 
         builtins.print = traced_print
+        self._seeding = {}
+        for name in ("manual_seed", "seed", "set_state"):  # a generator reseeded inside the call: a replay of the
+            original_method = self._seeding[name] = Generator.__dict__[name]  # plan would not reseed it
+
+            def seeding(*args, _original=original_method, **kwargs):
+                if tracer.active and not tracer.paused:
+                    tracer.graph_break("a generator was seeded or its state set (the Python code runs at every "
+                                       "call, so random values are drawn by it)")
+                return _original(*args, **kwargs)
+
+            setattr(Generator, name, seeding)
 
     def stop(self) -> None:
         super().stop()
+        for name, method in getattr(self, "_seeding", {}).items():
+            setattr(Generator, name, method)
+        self._seeding = {}
         if self._version is not None:
             Storage.version = self._version
             self._version = None
