@@ -33,3 +33,12 @@ def detached(tensor, alias) -> None:
     """``alias = tensor.detach()`` while tracing (the trace records it as a view without history)."""
     if tracer is not None:
         tracer.detached(tensor, alias)
+
+
+def random_fill(tensor, redraw, fill):
+    """``fill()`` writes ``tensor`` with values drawn from the default generator; ``redraw()`` draws the same
+    number of values again (the next ones of the stream) as an array of ``tensor``'s shape. A compiled plan
+    replays the draw with it instead of treating the tensor as one it cannot make."""
+    if tracer is not None:
+        return tracer.random_fill(tensor, redraw, fill)
+    return fill()

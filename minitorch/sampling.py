@@ -9,7 +9,7 @@ sample carried between calls) below 16 elements or on a non-contiguous tensor, a
 
 from __future__ import annotations
 
-from . import _dtype
+from . import _dtype, _trace_state
 from .ops.inplace import copy_
 from .random import Generator, _generator, _has_data, check_random_bounds
 from .tensor import Tensor, from_array
@@ -23,27 +23,38 @@ def _iteration_order(t: Tensor) -> list:
     return sorted(range(t.dim()), key=lambda d: -strides[d]) if not t.is_contiguous() else list(range(t.dim()))
 
 
-def _fill(self: Tensor, generator: Generator | None, draw) -> Tensor:
-    """``self`` overwritten with ``draw(stream, n)``'s values, laid out in iteration order."""
+def _fill(self: Tensor, generator: Generator | None, draw, replayable: bool = True) -> Tensor:
+    """``self`` overwritten with ``draw(stream, n)``'s values, laid out in iteration order. ``replayable``: the
+    draw depends only on Python numbers, so a compiled plan may draw it again at each call (_trace_state)."""
     gen = _generator(generator, self.device)
     n = self.numel()
     if n == 0:
         return self
+    order = _iteration_order(self)
+    shape = tuple(self.shape[d] for d in order)
+    values = _values(gen, draw, n, self.dtype, shape, order)
+    if _trace_state.tracer is not None and replayable and generator is None and not self.requires_grad:
+        device, dtype = self.device, self.dtype
+        return _trace_state.random_fill(  # a draw a compiled plan replays from the default generator
+            self, lambda: _values(_generator(None, device), draw, n, dtype, shape, order),
+            lambda: copy_(self, from_array(values, gen.backend, gen.device)))
+    return copy_(self, from_array(values, gen.backend, gen.device))
+
+
+def _values(gen: Generator, draw, n: int, dtype, shape: tuple, order: list):
+    """``n`` values from ``gen``'s stream in ``dtype``, as an array of ``self``'s shape in its iteration order."""
     backend = gen.backend
     state = backend.quiet_fp_state  # a cauchy_ draw beyond half's range is inf, silently, as in PyTorch
     token = state[0].set(state[1]) if state is not None else None
     try:
         values = draw(gen._rng, n)
-        if self.dtype.is_floating_point and self.dtype.itemsize == 2:  # PyTorch rounds a double to half via float
+        if dtype.is_floating_point and dtype.itemsize == 2:  # PyTorch rounds a double to half via float
             values = values.astype(backend.array_dtype(_dtype.float32), copy=False)
-        values = values.astype(backend.array_dtype(self.dtype), copy=False)
+        values = values.astype(backend.array_dtype(dtype), copy=False)
     finally:
         if state is not None:
             state[0].reset(token)
-    order = _iteration_order(self)
-    values = values.reshape(tuple(self.shape[d] for d in order))
-    values = values.transpose(sorted(range(len(order)), key=order.__getitem__))
-    return copy_(self, from_array(values, backend, gen.device))
+    return values.reshape(shape).transpose(sorted(range(len(order)), key=order.__getitem__))
 
 
 def _array_dtype(self: Tensor):
@@ -88,7 +99,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
         expanded = p.to(self.device).expand(self.shape)
         order = _iteration_order(self)
         flat = expanded._array.transpose(order).reshape(-1)
-        return _fill(self, generator, lambda s, n: s.bernoulli_tensor(flat))
+        return _fill(self, generator, lambda s, n: s.bernoulli_tensor(flat), replayable=False)
     p = float(p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")

@@ -15,12 +15,20 @@ import pytest
 
 import minitorch as torch
 from minitorch.compiler import Unsupported
+from minitorch.compiler import api as compiler_api
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks import cases  # noqa: E402
 
 F = torch.nn.functional
+
+
+@pytest.fixture(autouse=True)
+def no_timing_trial(monkeypatch):
+    """Guided plans replay from their second call on (the trial that times them against eager mode would make
+    which calls replay depend on the machine's timing; it has tests of its own below)."""
+    monkeypatch.setattr(compiler_api, "TRIAL_CALLS", 0)
 
 
 def same(a, b) -> None:
@@ -799,3 +807,152 @@ def test_a_leaf_switched_to_no_grad_mid_call_leaves_the_traced_path():
         if gw is not None:
             same(gw, ew)
     assert plans(compiled)[0].diverged == 1
+
+
+def _dropout_mlp(p=0.3):
+    return torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Dropout(p), torch.nn.Linear(8, 8),
+                               torch.nn.ReLU(), torch.nn.Dropout(p), torch.nn.Linear(8, 3))
+
+
+def test_compiled_model_draws_dropout_masks_inside_one_plan():
+    """``torch.compile(model)`` with dropout in training mode is one whole-call plan (no graph break): each replay
+    draws the masks from the default generator - the same calls in the same order as eager mode - so losses,
+    weights and the generator's state after training are eager mode's bit for bit."""
+    runs = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = _dropout_mlp()
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+        net = torch.compile(model) if compiled else model
+        x, y = torch.randn(5, 6), torch.randint(0, 3, (5,))
+        torch.manual_seed(1)
+        losses = []
+        for _ in range(5):
+            loss = F.cross_entropy(net(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)
+        runs.append(losses + [p.detach().clone() for p in model.parameters()] + [torch.rand(3)])
+    for got, expected in zip(runs[1], runs[0]):
+        same(got, expected)
+    [plan] = plans(net._compiled)
+    assert not plan.guided and len(plan.randoms) == 2, net.explain()
+    assert "graph breaks: none" in net.explain() and "random values, drawn again at each call" in net.explain()
+
+
+def test_random_fills_replay_in_order_and_others_stay_breaks():
+    """A factory's tensor filled by a sampler before any op reads it is drawn again at each replay (in the
+    trace's order); a fill of an input, of a tensor already read, or with a tensor of probabilities is not."""
+
+    def fresh(x):
+        a = torch.empty(4).normal_()
+        b = torch.empty_like(x).uniform_(-1, 1)
+        c = torch.zeros(4).bernoulli_(0.5)
+        return x * b + a * c
+
+    compiled = torch.compile(fresh)
+    x = torch.randn(4)
+    for seed in (3, 4, 3):
+        torch.manual_seed(seed)
+        expected = fresh(x)
+        torch.manual_seed(seed)
+        same(compiled(x), expected)
+    [plan] = plans(compiled)
+    assert not plan.guided and len(plan.randoms) == 3
+
+    def on_input(x):
+        x.normal_()  # writes the caller's tensor: the Python code must run
+        return x * 2
+
+    def read_first(x):
+        z = torch.zeros(4)
+        y = x + z
+        z.uniform_()
+        return y * z
+
+    def tensor_p(x):
+        return x * torch.empty(4).bernoulli_(torch.full((4,), 0.5))
+
+    for fn in (on_input, read_first, tensor_p):
+        compiled = torch.compile(fn)
+        for _ in range(3):
+            torch.manual_seed(5)
+            expected = fn(torch.ones(4))
+            torch.manual_seed(5)
+            same(compiled(torch.ones(4)), expected)
+        [plan] = plans(compiled)
+        assert plan is None or plan.guided or not plan.randoms, compiled.explain()
+
+
+def _slow_function(x):
+    y = x * 2
+    float(y.sum())  # a break: pieces
+    return (y + 1).sum()
+
+
+@pytest.mark.parametrize("slower, eager", [(0.0, True), (1e9, False)])
+def test_guided_plan_measured_slower_than_eager_falls_back(monkeypatch, slower, eager):
+    """A plan with graph breaks is timed against eager mode on its first calls (alternating, results identical
+    either way); one measured slower than ``SLOWER`` times eager mode runs eagerly from then on."""
+    monkeypatch.setattr(compiler_api, "TRIAL_CALLS", 4)
+    monkeypatch.setattr(compiler_api, "SLOWER", slower)
+    compiled = torch.compile(_slow_function)
+    x = torch.randn(3, requires_grad=True)
+    for _ in range(8):
+        got = compiled(x)
+        got.backward()
+        got_grad, x.grad = x.grad, None
+        expected = _slow_function(x)
+        expected.backward()
+        same(got, expected)
+        same(got_grad, x.grad)
+        x.grad = None
+    [(_, entry)] = compiled.history
+    assert (entry.plan is None) == eager and entry.trial is None
+    if eager:
+        assert "measured slower than eager mode" in compiled.explain()
+        assert entry.slow_plan is not None and entry.slow_plan.guided
+
+
+def test_a_traced_fill_of_an_input_still_replays_in_pieces():
+    """A sampler filling an input is traced as ops (the caller sees the write): the guided replay answers them
+    as traced and does not leave the traced path, while a dropout mask in the same function is a random value."""
+
+    def fn(x, w):
+        x.uniform_()
+        y = F.dropout(x * w, 0.5)
+        float(y.sum())
+        return (y * 2).sum()
+
+    compiled = torch.compile(fn)
+    w = torch.randn(4, requires_grad=True)
+    for seed in (1, 2, 3):
+        x, x2 = torch.zeros(4), torch.zeros(4)
+        torch.manual_seed(seed)
+        expected = fn(x, w)
+        torch.manual_seed(seed)
+        same(compiled(x2, w), expected)
+        same(x2, x)
+    [plan] = plans(compiled)
+    assert plan.guided and plan.fills == (False, True) and plan.diverged == 0, compiled.explain()
+
+
+def test_a_generator_seeded_inside_the_function_is_a_graph_break():
+    """``manual_seed`` inside the function: a whole-call plan would not reseed, so it is a break, and the Python
+    code (seeding, then drawing the mask) runs at every call: the same mask at every call, as in eager mode."""
+
+    def fn(x):
+        torch.manual_seed(7)
+        return F.dropout(x, 0.5) * 2
+
+    compiled = torch.compile(fn)
+    x = torch.ones(16)
+    for _ in range(3):
+        torch.manual_seed(0)
+        expected = fn(x)
+        torch.manual_seed(1)
+        same(compiled(x), expected)
+    [plan] = plans(compiled)
+    assert plan.guided and "a generator was seeded" in compiled.explain()
+    assert torch.random.manual_seed is not None and "seeding" not in torch.Generator.manual_seed.__name__

@@ -10,6 +10,7 @@ reason. After ``cache_size_limit`` traces (PyTorch's recompile limit, 8) new key
 from __future__ import annotations
 
 import functools
+import statistics
 import time
 import types
 import warnings
@@ -39,13 +40,24 @@ class InvalidBackend(RuntimeError):
     """``backend=`` names no backend minitorch has (PyTorch's ``torch._dynamo.exc.InvalidBackend``)."""
 
 
-class Entry:
-    """A cache entry: a plan, or the reason this key runs eagerly."""
+# A plan with graph breaks (pieces) is timed against eager mode on its first calls: after one warm-up replay the
+# next TRIAL_CALLS calls alternate replay and eager (the function's Python runs either way, and the pieces' results
+# are eager mode's bit for bit, so only the time differs); if the replays' median is above SLOWER times the eager
+# calls', the key runs eagerly from then on (explain() says so, with both medians). 0: no trial.
+TRIAL_CALLS = 8
+SLOWER = 1.1
 
-    __slots__ = ("plan", "reason")
+
+class Entry:
+    """A cache entry: a plan, or the reason this key runs eagerly (``trial``: a guided plan's timings while it
+    is measured against eager mode, else None)."""
+
+    __slots__ = ("plan", "reason", "trial", "slow_plan")
 
     def __init__(self, plan: Plan | None, reason: str | None = None):
         self.plan, self.reason = plan, reason
+        self.trial = ([], []) if plan is not None and plan.guided and TRIAL_CALLS else None
+        self.slow_plan = None  # a guided plan measured slower than eager mode (kept for explain())
 
 
 class CompiledFunction:
@@ -92,6 +104,8 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             if externals_hold(plan):
                 if plan.guided:
+                    if entry.trial is not None:
+                        return self._trial(entry, args, kwargs, tensors)
                     return plan.run(self.fn, args, kwargs, tensors)
                 return plan.run(tensors)
         if self.traces >= cache_size_limit:
@@ -101,6 +115,26 @@ class CompiledFunction:
                 self._warned = True
             return self.fn(*args, **kwargs)
         return self._trace(args, kwargs, tensors, key)
+
+    def _trial(self, entry: Entry, args, kwargs, tensors):
+        """One of a guided plan's first calls: replayed or run eagerly, in turns, and timed (see TRIAL_CALLS)."""
+        replayed, eager = entry.trial
+        n = len(replayed) + len(eager)
+        if n == 0:  # a warm-up replay (buffers, run lists), not timed
+            replayed.append(None)
+            return entry.plan.run(self.fn, args, kwargs, tensors)
+        replay = n % 2 == 1
+        started = time.perf_counter()
+        result = entry.plan.run(self.fn, args, kwargs, tensors) if replay else self.fn(*args, **kwargs)
+        (replayed if replay else eager).append(time.perf_counter() - started)
+        if n >= TRIAL_CALLS:
+            entry.trial = None
+            pieces, plain = statistics.median(replayed[1:]), statistics.median(eager)
+            if pieces > SLOWER * plain:
+                entry.slow_plan, entry.plan = entry.plan, None
+                entry.reason = (f"its compiled pieces were measured slower than eager mode on its first calls (median "
+                                f"{pieces * 1e3:.3g} ms against {plain * 1e3:.3g} ms per call): it runs eagerly")
+        return result
 
     def _trace(self, args, kwargs, tensors, key):
         self.traces += 1

@@ -18,7 +18,10 @@ from ..autograd import grad_mode
 from ..autograd.array_path import add_grads, as_tensors, call_on_arrays
 from ..autograd.engine import _call_node
 from ..autograd.graph import ERR_BACKWARD_TWICE, Node, edge_of
+from ..nn.functional.dropout import Dropout
+from ..ops.conversion import Clone
 from ..ops.reduction import accumulate_dtype, keepdim_shape
+from ..ops.views import Transpose, View
 from ..tensor import from_array
 from .errors import Unsupported
 from .replay_nodes import fused_node
@@ -171,6 +174,8 @@ def _step_backward(step, node, flowing: dict, ndarray) -> None:
     elif step.linear_dtype is not None and (grad_inputs := _linear_backward(node, incoming[0], step.linear_dtype,
                                                                            ndarray)) is not None:
         pass
+    elif step.plain_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.plain_dtype:
+        grad_inputs = PLAIN_BACKWARD[step.cls](node, incoming[0])
     else:
         grad_inputs = _on_tensors(node, as_tensors(node, incoming))
     metas = traced._input_meta
@@ -210,6 +215,22 @@ def _linear_backward(node, grad, dtype, ndarray):
             total = backend.sum(grad, broadcast_dims(size, grad.shape), True, accumulate_dtype(backend, grad, None))
             grad_bias = total.reshape(size) if len(grad.shape) != len(size) else total
     return grad_x, grad_weight, grad_bias
+
+
+# Backward formulas written in Tensor ops that are one array operation, run on the array in replays (the same
+# numpy operation the Tensor op runs: the same values; a view stays a view): View's ``grad.reshape(input_shape)``,
+# Transpose's ``grad.transpose(d0, d1)``, Clone's identity, Dropout's ``grad * multiplier`` (same dtypes only).
+PLAIN_BACKWARD = {
+    View: lambda node, grad: (grad.reshape(node.input_shape),),
+    Transpose: lambda node, grad: (node.backend.xp.swapaxes(grad, *node.params),),
+    Clone: lambda node, grad: (grad,),
+    Dropout: lambda node, grad: (grad * node.multiplier, None, None, None)
+    if node.multiplier.dtype == grad.dtype else _dropout_on_tensors(node, grad),
+}
+
+
+def _dropout_on_tensors(node, grad):
+    return _on_tensors(node, as_tensors(node, [grad]))
 
 
 def _sum_backward(node, grad):

@@ -60,6 +60,10 @@ def _plan(plan, n: int) -> list[str]:
     lines.append("guards:")
     lines.extend(f"  {g}" for g in describe(plan))
     lines.append("graph breaks: none")
+    randoms = getattr(plan, "randoms", ())
+    if randoms:
+        values = ", ".join(f"v{slot} {list(plan.slot_info[slot][1])}" for slot, _ in randoms)
+        lines.append(f"random values, drawn again at each call from the default generator in this order: {values}")
     lines.append("forward kernels:")
     for i, step in enumerate(plan.steps):
         if step.fused is not None and not step.fused_head:

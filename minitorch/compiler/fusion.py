@@ -330,8 +330,11 @@ def _straight_line(kernel, params: str, loads: list, tail: list):
         operands = f"r{a}, r{out}" if b < 0 else f"r{a}, r{b}, r{out}"
         lines.append(f"    {ufuncs[f]}({operands})")
     lines += [f"    {line}" for line in tail] or ["    return None"]
-    exec("\n".join(lines), namespace)
-    return namespace["program"]
+    source = "\n".join(lines)
+    exec(source, namespace)
+    program = namespace["program"]
+    program.source = source  # (for reading; benchmarks/NOTES.md quotes such programs)
+    return program
 
 
 class FusedGroup:

@@ -103,7 +103,7 @@ class Piece:
         plan.outside_reads = (produced & read_later)
         # foreign tensors other than the first op's are bound when the op reading them is called
         self.read_inside = {slot for step in steps for _, slot in step.arg_slots}
-        self.late = frozenset(slot for slot in inputs if tracer.slots[slot].kind == "foreign"
+        self.late = frozenset(slot for slot in inputs if tracer.slots[slot].kind in ("foreign", "random")
                               and slot not in self.first_reads)
         if fuse:
             fusion.fuse(plan, view, self.late)
@@ -178,6 +178,7 @@ class GuidedPlan:
         self.guards = guards
         self.compile_seconds = 0.0
         self.breaks = list(tracer.breaks)
+        self.fills = tuple(tracer.fills)  # which sampler fills the trace made random values (Replayer.random_fill)
         slots = tracer.slots
         self.n_slots = len(slots)
         self.slot_kind = [s.kind for s in slots]
@@ -291,6 +292,7 @@ class Replayer(Hooks):
         self.histories: list = [_UNSET] * plan.n_slots
         self.piece = self.node = self.node_ref = self.values = self.nodes = None
         self.done = 0  # the piece's steps run so far
+        self.fill_count = 0  # sampler fills seen so far
 
     # the hooks --------------------------------------------------------------------------------
     def op(self, cls, args: tuple, params: dict):
@@ -391,6 +393,16 @@ class Replayer(Hooks):
     def data_read(self, tensor, what: str) -> None:
         pass  # the tensor is real: its values are read as in eager mode
 
+    def random_fill(self, tensor, redraw, fill):
+        """A sampler's fill: one the trace made a random value runs as in eager mode, hooks paused (its tensor is
+        checked where an op reads it, as a foreign one); any other runs its ops through the checks, as traced."""
+        k = self.fill_count
+        self.fill_count = k + 1
+        if k < len(self.plan.fills) and self.plan.fills[k]:
+            with self.pause():
+                return fill()
+        return fill()
+
     def factory(self, tensor) -> None:
         pass  # a factory's result is checked where an op reads it (``_bind``)
 
@@ -455,7 +467,7 @@ class Replayer(Hooks):
         """A foreign or factory-made tensor, read for the first time: like the traced one? (A constant must also
         have the traced values: the piece's plan computed with them.)"""
         kind = self.plan.slot_kind[slot]
-        if kind not in ("foreign", "const") or not t._dense:
+        if kind not in ("foreign", "const", "random") or not t._dense:
             return False
         shape, dtype, device, requires_grad = self.plan.slot_check[slot]
         if (t._array.shape != shape or t._storage.dtype is not dtype or t._storage.device != device

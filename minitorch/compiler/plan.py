@@ -15,7 +15,7 @@ from ..autograd import grad_mode
 from ..nn.functional.linear import Linear
 from ..ops.reduction import Sum
 from ..tensor import from_array
-from .backward import CompiledBackward, engine_order
+from .backward import PLAIN_BACKWARD, CompiledBackward, engine_order
 from .errors import Unsupported
 from .replay_nodes import fused_node, saved_values
 from .tracer import Detach, Tracer, requires_grad_of
@@ -38,7 +38,7 @@ class PlanStep:
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
                  "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype",
-                 "linear_dtype")
+                 "linear_dtype", "plain_dtype")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -57,6 +57,7 @@ class PlanStep:
         self.fused_head = False
         self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
         self.linear_dtype = None  # a Linear of real arrays of this dtype: the same (backward.py)
+        self.plain_dtype = None  # View, Transpose, Clone, Dropout with input and output of this dtype: the same
 
 
 class Plan:
@@ -73,6 +74,9 @@ class Plan:
         self.externals = [(i, s.tensor, s.source[0], s.source[1], s.tensor._array.shape, s.tensor._storage.dtype,
                            requires_grad_of(s.tensor)) for i, s in enumerate(tracer.slots) if s.kind == "external"]
         self.consts = [(i, s.tensor._array) for i, s in enumerate(tracer.slots) if s.kind == "const"]
+        # random values (dropout's masks): drawn again at every call, in the trace's order (slots are numbered in
+        # the order the tensors were made); read or not, each draw advances the generator as in eager mode
+        self.randoms = [(i, s.source) for i, s in enumerate(tracer.slots) if s.kind == "random"]
         if any(requires_grad_of(s.tensor) for s in tracer.slots if s.kind == "const"):
             raise Unsupported("a tensor made by a factory inside the function requires grad")
         self.leaves = [i for i, s in enumerate(tracer.slots) if s.kind in ("input", "external")
@@ -86,6 +90,10 @@ class Plan:
                           + list(step.outputs)}
                 if len(dtypes) == 1 and next(iter(dtypes)).kind == "f":
                     plan_step.linear_dtype = dtypes.pop()
+            if step.cls in PLAIN_BACKWARD and step.node is not None:
+                dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
+                if len(dtypes) == 1 and next(iter(dtypes)).kind == "f":
+                    plan_step.plain_dtype = dtypes.pop()
             if step.cls is Sum and step.node is not None:
                 dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
                 if len(dtypes) == 1:
@@ -150,6 +158,8 @@ class Plan:
             values[slot] = tensor._array
         for slot, array in self.consts:
             values[slot] = array
+        for slot, redraw in self.randoms:
+            values[slot] = redraw()
 
     def compute_range(self, values: list, nodes, start: int, stop: int) -> None:
         """Run steps ``start`` to ``stop - 1`` (a piece runs its steps as its ops are called: pieces.py)."""

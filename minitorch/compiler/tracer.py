@@ -26,6 +26,7 @@ from ..autograd import api as autograd_api
 from ..autograd import grad_mode
 from ..autograd.graph import SavedTensor
 from ..ops.op import Op
+from ..random import Generator
 from ..storage import Storage
 from ..tensor import Tensor, view_requires_grad
 from .errors import Unsupported
@@ -39,10 +40,10 @@ class GraphBreak(Exception):
 class Slot:
     """One value of the trace: where it comes from and what it looked like."""
 
-    kind: str  # "input", "external", "const" or "step"
+    kind: str  # "input", "external", "const", "random", "step" (or "foreign": a tensor the trace cannot make)
     tensor: Any  # the traced Tensor (kept alive while tracing, so ids stay unique)
     version: int
-    source: Any = None  # input: position; external: (getter, name); step: (step index, output nr)
+    source: Any = None  # input: position; external: (getter, name); step: (step index, output nr); random: redraw
     requires_grad: bool = False
     grad_fn: Any = None
 
@@ -137,6 +138,10 @@ class Hooks:
     def backward_started(self) -> None:
         pass
 
+    def random_fill(self, tensor, redraw, fill):
+        """A sampler fills ``tensor`` from the default generator (``_trace_state.random_fill``)."""
+        return fill()
+
     def graph_break(self, reason: str, cut: bool = False) -> None:
         pass
 
@@ -156,6 +161,7 @@ class Tracer(Hooks):
         self.backward_at = 0  # the number of steps recorded before the last backward() inside the call
         self.ops_seen = 0
         self.eager_views: dict = {}  # output slot -> (input slot, view steps): made again by eager views
+        self.fills: list = []  # per sampler fill, in call order: whether it became a random value (not traced ops)
         self._print = None
         self._version = None
 
@@ -172,9 +178,23 @@ class Tracer(Hooks):
             return original(*args, **kwargs)
 
         builtins.print = traced_print
+        self._seeding = {}
+        for name in ("manual_seed", "seed", "set_state"):  # a generator reseeded inside the call: a replay of the
+            original_method = self._seeding[name] = Generator.__dict__[name]  # plan would not reseed it
+
+            def seeding(*args, _original=original_method, **kwargs):
+                if tracer.active and not tracer.paused:
+                    tracer.graph_break("a generator was seeded or its state set (the Python code runs at every "
+                                       "call, so random values are drawn by it)")
+                return _original(*args, **kwargs)
+
+            setattr(Generator, name, seeding)
 
     def stop(self) -> None:
         super().stop()
+        for name, method in getattr(self, "_seeding", {}).items():
+            setattr(Generator, name, method)
+        self._seeding = {}
         if self._version is not None:
             Storage.version = self._version
             self._version = None
@@ -338,6 +358,24 @@ class Tracer(Hooks):
         if id(tensor) not in self.by_id:
             self.add_slot("const", tensor)
 
+    def random_fill(self, tensor, redraw, fill):
+        """``empty_like(x).bernoulli_(p)`` (dropout's mask), ``torch.empty(n).normal_()``: a tensor a factory made
+        inside the call, filled from the default generator before any op read it, becomes a **random** value: a
+        replay draws it again with ``redraw`` - the same generator calls, in the same order, as eager mode - instead
+        of treating it as a tensor of unknown origin (a graph break). Any other fill runs as traced ops."""
+        index = self.by_id.get(id(tensor))
+        if (index is None or self.slots[index].kind != "const" or self.slots[index].tensor is not tensor
+                or any(s.tensor._storage is tensor._storage for i, s in enumerate(self.slots) if i != index)
+                or any(slot == index for step in self.steps if type(step) is Step for _, slot in step.arg_slots)):
+            self.fills.append(False)
+            return fill()
+        self.fills.append(True)
+        with self.pause():
+            result = fill()
+        slot = self.slots[index]
+        slot.kind, slot.source, slot.version = "random", redraw, tensor._storage.version
+        return result
+
     def op(self, cls, args: tuple, params: dict):
         """Op dispatch while tracing: run the op eagerly (hooks off) and record it, or record that it runs eagerly."""
         self.ops_seen += 1
@@ -490,7 +528,7 @@ class Tracer(Hooks):
                 self.graph_break("the function returns a tensor of unknown origin")
                 return
             slot = self.slots[index]
-            if slot.kind in ("external", "const"):
+            if slot.kind in ("external", "const", "random"):
                 self.graph_break(f"the function returns a {slot.kind} tensor")
                 return
             if t._storage.version != slot.version:
