@@ -327,7 +327,9 @@ def _straight_line(kernel, params: str, loads: list, tail: list):
               else f"    r{reg} = empty(shape{reg}, dtype{reg})" for reg, _ in kernel.outputs]
     lines += [f"    r{reg} = r{owner}" for reg, owner in kernel.aliases]
     for f, a, b, out in kernel.instructions:
-        operands = f"r{a}, r{out}" if b < 0 else f"r{a}, r{b}, r{out}"
+        # (numpy deprecates a positional out for maximum and minimum only)
+        target = f"out=r{out}" if getattr(f, "__name__", "") in ("maximum", "minimum") else f"r{out}"
+        operands = f"r{a}, {target}" if b < 0 else f"r{a}, r{b}, {target}"
         lines.append(f"    {ufuncs[f]}({operands})")
     lines += [f"    {line}" for line in tail] or ["    return None"]
     source = "\n".join(lines)
