@@ -21,6 +21,7 @@ from .ops import (
     blas,
     comparison,
     conversion,
+    fast_path,
     histogram,
     indexing,
     inplace,
@@ -70,6 +71,11 @@ def _reflected(op):
         return op.apply(other, self) if isinstance(other, _OPERAND_TYPES) or _operand(other) else NotImplemented
 
     return method
+
+
+def _fast(op, ufunc: str, reflected: bool = False):
+    """The operator of ``op`` (``_operator``/``_reflected``) behind its fast path for plain float tensors."""
+    return fast_path.binary(op, ufunc, (_reflected if reflected else _operator)(op), swap=reflected)
 
 
 def _rtruediv(self, other):
@@ -125,9 +131,11 @@ METHODS: dict[str, object] = {
     "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
     "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
     # Python operators
-    "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S),
-    "__rsub__": _reflected(arithmetic.Rsub),
-    "__mul__": _operator(_M), "__rmul__": _reflected(_M), "__truediv__": _operator(_D), "__rtruediv__": _rtruediv,
+    # (the common ones through their fast path, ops/fast_path.py, which calls the general method otherwise)
+    "__add__": _fast(_A, "add"), "__radd__": _fast(_A, "add", reflected=True), "__sub__": _fast(_S, "subtract"),
+    "__rsub__": _fast(arithmetic.Rsub, "subtract", reflected=True),
+    "__mul__": _fast(_M, "multiply"), "__rmul__": _fast(_M, "multiply", reflected=True),
+    "__truediv__": _fast(_D, "true_divide"), "__rtruediv__": _rtruediv,
     "__mod__": _operator(arithmetic.Remainder), "__rmod__": _reflected(arithmetic.Remainder),
     "__pow__": _operator(arithmetic.Pow), "__rpow__": _reflected(arithmetic.Pow),
     "__floordiv__": _floordiv, "__rfloordiv__": _rfloordiv,

@@ -1,0 +1,211 @@
+"""Fast paths of the hot elementwise ops: one function per op class, specialised once, for the common case.
+
+``Op.apply`` is general: named tensors, the compiler's tracer, sparse and quantized tensors, devices, dtype
+promotion, forward AD, saved-tensor hooks, anomaly mode. Most calls of ``x + y`` or ``x.tanh()`` need none of
+it, and its ~17 Python frames per op cost more than the kernel. The functions built here check the common case
+with a few reads and then do the op's work in one frame (the kernel, the output Tensor, the node); anything else
+calls the general path, unchanged:
+
+- every tensor operand is a plain ``Tensor`` (not a subclass: Parameter, sparse, quantized and vmap's batched
+  tensors go to the general path), not a view and not an inference tensor, on the CPU backend, of one
+  float16/float32/float64 dtype; a Python ``int`` or ``float`` operand keeps that dtype under PyTorch's
+  promotion (a weak scalar), so the kernel is the bare ufunc, as ``promote`` would leave it;
+- no mode that changes dispatch or recording is on: named tensors, the tracer (``Op._tracer``), forward AD,
+  saved-tensor hooks, anomaly mode, inference mode.
+
+What it records is what ``Op._record`` records for that case (tests/test_fast_path.py compares the two).
+A kernel error (broadcasting, an int too large for the dtype) re-runs the call on the general path, which
+raises PyTorch's error: the kernel has written nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .. import _dtype
+from .._backends.registry import backend_for
+from .._device import device as _device
+from .._grad_state import state as _grad_state
+from .._names import state as _names_state
+from ..autograd import anomaly, saved_hooks
+from ..autograd.forward_ad import state as _forward_ad
+from ..autograd.graph import SavedTensor, edge_of
+from ..storage import Storage
+from ..tensor import Tensor
+from .op import Op
+from .promotion import in_operands_layout
+
+_CPU = backend_for(_device("cpu"))
+_NDARRAY = _CPU.ndarray
+_FP_VARIABLE, _FP_QUIET = _CPU.quiet_fp_state  # numpy's floating-point state, set to "ignore" (promotion.py)
+_FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and complex: the general path
+_new = object.__new__
+
+
+def _modes_on() -> bool:
+    """Whether a mode that the fast paths do not handle is on (read once per op)."""
+    return (_names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active
+            or anomaly._enabled)
+
+
+def _plain(t: Tensor) -> bool:
+    """A tensor the fast paths take: no view (its grad_fn may be stale), no inference tensor."""
+    meta = t._meta
+    return meta is None or (meta.base is None and not meta.is_inference)
+
+
+def _save_plan(cls, n: int) -> dict:
+    """For each combination of which of the ``n`` inputs want a gradient: the inputs ``_record`` saves, one entry
+    per ``save_inputs`` index (None: not saved, as ``saved_when`` decides)."""
+    when = cls.saved_when or {}
+    plan = {}
+    for wants in itertools.product((False, True), repeat=n):
+        plan[wants] = tuple(i if i not in when or any(wants[j] for j in when[i] if j < n) else None
+                            for i in cls.save_inputs)
+    return plan
+
+
+def _output(result, template, operands: tuple, storage: Storage) -> Tensor | None:
+    """The kernel's ``result`` as a new Tensor laid out as ``Elementwise.forward`` and ``from_array`` lay it out;
+    None if it does not have the array dtype of ``template`` (the caller then takes the general path)."""
+    if result.dtype is not template.dtype:
+        return None
+    if type(result) is _NDARRAY:
+        if result.ndim > 1:
+            result = in_operands_layout(result, operands, _CPU.xp)
+        if result.flags.c_contiguous:
+            return Tensor._make(result, Storage(result.ravel(), _CPU, storage.device, storage.dtype))
+    buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
+    return Tensor._make(result, Storage(buffer, _CPU, storage.device, storage.dtype))
+
+
+def _record(cls, plan: dict, arrays: bool, args: tuple, out: Tensor) -> None:
+    """``Op._record`` for one output of a float dtype and inputs that are plain tensors of that dtype or numbers."""
+    node = _new(cls)
+    node.backend = _CPU
+    node.device = out._storage.device
+    out_shape, dtype = out._array.shape, out._storage.dtype
+    same_shape = True
+    edges, metas, wants = [], [], []
+    for a in args:
+        fn = a._grad_fn if type(a) is Tensor else None
+        if fn is not None or (type(a) is Tensor and a._requires_grad):  # (edge_of, for a tensor that is no view)
+            edges.append((fn, a._output_nr) if fn is not None else edge_of(a))
+            shape = a._array.shape
+            metas.append((shape, dtype))
+            wants.append(True)
+            if shape != out_shape:
+                same_shape = False
+        else:
+            edges.append((None, 0))
+            metas.append(None)
+            wants.append(False)
+    node._arrays = arrays
+    node._uniform = out._array.dtype if arrays and same_shape else None
+    if type(args[-1]) is not Tensor:  # a trailing number is no input (a leading one is: ``2 - x``)
+        del edges[-1], metas[-1]
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(metas)
+    saved = []
+    for i in plan[tuple(wants)]:
+        a = None if i is None else args[i]
+        if type(a) is Tensor:
+            a = _new(SavedTensor)
+            a.tensor, a.version, a.output_nr, a.history = args[i], args[i]._storage.version, None, None
+        saved.append(a)
+    if cls.save_output:
+        s = _new(SavedTensor)
+        s.tensor, s.version, s.output_nr, s.history = out._alias(), out._storage.version, 0, None
+        saved.append(s)
+    node._saved = tuple(saved)
+    node._n_outputs = 1
+    out._grad_fn = node
+    out._requires_grad = True
+
+
+def _specialised(cls, n: int) -> tuple:
+    """``(save plan, whether the node runs on arrays)`` of op class ``cls`` with ``n`` inputs."""
+    return _save_plan(cls, n), bool(_new(cls).array_derivative)  # (an instance: Div's is a property)
+
+
+def unary(cls, general):
+    """``cls``'s fast ``apply(x)`` (a Unary op of ops/pointwise.py, whose kernel keeps a float dtype); ``general``
+    handles every other call."""
+    plan, arrays = _specialised(cls, 1)
+    kernel = cls.kernel
+
+    def apply(x):
+        if type(x) is not Tensor or not _plain(x) or _modes_on():
+            return general(x)
+        storage = x._storage
+        if storage.backend is not _CPU or storage.dtype not in _FLOATS:
+            return general(x)
+        recording = _grad_state.enabled
+        if not recording and _grad_state.inference:
+            return general(x)
+        token = _FP_VARIABLE.set(_FP_QUIET)
+        try:
+            out = _output(kernel(_CPU.xp, x._array), x._array, (x._array,), storage)
+        finally:
+            _FP_VARIABLE.reset(token)
+        if out is None:
+            return general(x)
+        if recording and x._requires_grad:
+            _record(cls, plan, arrays, (x,), out)
+        return out
+
+    apply.__name__ = apply.__qualname__ = general.__name__
+    apply.__doc__ = general.__doc__
+    return apply
+
+
+def binary(cls, ufunc: str, general, swap: bool = False):
+    """``cls``'s fast ``apply(a, b)`` (``swap``: called as ``apply(b, a)``, a reflected operator) computing the
+    ``ufunc`` of the array library; ``general(a, b)`` (same argument order) handles every other call."""
+    plan, arrays = _specialised(cls, 2)
+    kernel = getattr(_CPU.xp, ufunc)
+
+    def apply(a, b):
+        x, y = (b, a) if swap else (a, b)
+        if type(x) is Tensor:
+            storage = x._storage
+            if type(y) is Tensor:
+                other = y._storage
+                if other.dtype is not storage.dtype or other.device is not storage.device or not _plain(y):
+                    return general(a, b)
+                operands = x._array, y._array
+            elif type(y) is float or type(y) is int:
+                operands = x._array, y
+            else:
+                return general(a, b)
+            template, t = x._array, x
+        elif type(y) is Tensor and (type(x) is float or type(x) is int):
+            storage, template, t = y._storage, y._array, y
+            operands = x, template
+        else:
+            return general(a, b)
+        if storage.backend is not _CPU or storage.dtype not in _FLOATS or not _plain(t) or _modes_on():
+            return general(a, b)
+        recording = _grad_state.enabled
+        if not recording and _grad_state.inference:
+            return general(a, b)
+        token = _FP_VARIABLE.set(_FP_QUIET)
+        try:
+            out = _output(kernel(*operands), template, operands, storage)
+        except (ValueError, OverflowError):  # broadcasting, or an int the dtype cannot hold: PyTorch's error
+            out = None
+        finally:
+            _FP_VARIABLE.reset(token)
+        if out is None:
+            return general(a, b)
+        if recording and (_wants(x) or _wants(y)):
+            _record(cls, plan, arrays, (x, y), out)
+        return out
+
+    apply.__name__ = apply.__qualname__ = getattr(general, "__name__", ufunc)
+    apply.__doc__ = general.__doc__
+    return apply
+
+
+def _wants(a) -> bool:
+    return type(a) is Tensor and a._requires_grad
