@@ -37,21 +37,10 @@ from .promotion import in_operands_layout
 
 _CPU = backend_for(_device("cpu"))
 _NDARRAY = _CPU.ndarray
+_XP = _CPU.xp
 _FP_VARIABLE, _FP_QUIET = _CPU.quiet_fp_state  # numpy's floating-point state, set to "ignore" (promotion.py)
 _FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and complex: the general path
 _new = object.__new__
-
-
-def _modes_on() -> bool:
-    """Whether a mode that the fast paths do not handle is on (read once per op)."""
-    return (_names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active
-            or anomaly._enabled)
-
-
-def _plain(t: Tensor) -> bool:
-    """A tensor the fast paths take: no view (its grad_fn may be stale), no inference tensor."""
-    meta = t._meta
-    return meta is None or (meta.base is None and not meta.is_inference)
 
 
 def _save_plan(cls, n: int) -> dict:
@@ -66,17 +55,22 @@ def _save_plan(cls, n: int) -> dict:
 
 
 def _output(result, template, operands: tuple, storage: Storage) -> Tensor | None:
-    """The kernel's ``result`` as a new Tensor laid out as ``Elementwise.forward`` and ``from_array`` lay it out;
-    None if it does not have the array dtype of ``template`` (the caller then takes the general path)."""
+    """The kernel's ``result`` as a new Tensor laid out as ``Elementwise.forward`` and ``from_array`` lay it out
+    (``Tensor._make`` and ``Storage``, inlined); None if it does not have the array dtype of ``template`` (the
+    caller then takes the general path)."""
     if result.dtype is not template.dtype:
         return None
-    if type(result) is _NDARRAY:
-        if result.ndim > 1:
-            result = in_operands_layout(result, operands, _CPU.xp)
-        if result.flags.c_contiguous:
-            return Tensor._make(result, Storage(result.ravel(), _CPU, storage.device, storage.dtype))
-    buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
-    return Tensor._make(result, Storage(buffer, _CPU, storage.device, storage.dtype))
+    if type(result) is _NDARRAY and (result.ndim < 2 or (result := in_operands_layout(result, operands, _XP))
+                                     .flags.c_contiguous):
+        buffer = result.ravel()
+    else:
+        buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
+    s = _new(Storage)
+    s.data, s.backend, s.device, s.dtype, s.version = buffer, _CPU, storage.device, storage.dtype, 0
+    t = _new(Tensor)
+    t._array, t._storage, t._offset, t._requires_grad, t._grad_fn, t._output_nr, t._meta, t._names = (
+        result, s, 0, False, None, 0, None, None)
+    return t
 
 
 def _record(cls, plan: dict, arrays: bool, args: tuple, out: Tensor) -> None:
@@ -115,7 +109,7 @@ def _record(cls, plan: dict, arrays: bool, args: tuple, out: Tensor) -> None:
         saved.append(a)
     if cls.save_output:
         s = _new(SavedTensor)
-        s.tensor, s.version, s.output_nr, s.history = out._alias(), out._storage.version, 0, None
+        s.tensor, s.version, s.output_nr, s.history = Tensor._make(out._array, out._storage), 0, 0, None
         saved.append(s)
     node._saved = tuple(saved)
     node._n_outputs = 1
@@ -135,7 +129,12 @@ def unary(cls, general):
     kernel = cls.kernel
 
     def apply(x):
-        if type(x) is not Tensor or not _plain(x) or _modes_on():
+        # a mode the fast path does not handle: named tensors, the tracer, forward AD, saved-tensor hooks, anomaly
+        if type(x) is not Tensor or _names_state.active or Op._tracer is not None or _forward_ad.active or (
+                saved_hooks.active or anomaly._enabled):
+            return general(x)
+        meta = x._meta
+        if meta is not None and (meta.base is not None or meta.is_inference):  # a view, or an inference tensor
             return general(x)
         storage = x._storage
         if storage.backend is not _CPU or storage.dtype not in _FLOATS:
@@ -145,7 +144,7 @@ def unary(cls, general):
             return general(x)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _output(kernel(_CPU.xp, x._array), x._array, (x._array,), storage)
+            out = _output(kernel(_XP, x._array), x._array, (x._array,), storage)
         finally:
             _FP_VARIABLE.reset(token)
         if out is None:
@@ -163,7 +162,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
     """``cls``'s fast ``apply(a, b)`` (``swap``: called as ``apply(b, a)``, a reflected operator) computing the
     ``ufunc`` of the array library; ``general(a, b)`` (same argument order) handles every other call."""
     plan, arrays = _specialised(cls, 2)
-    kernel = getattr(_CPU.xp, ufunc)
+    kernel = getattr(_XP, ufunc)
 
     def apply(a, b):
         x, y = (b, a) if swap else (a, b)
@@ -171,7 +170,9 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             storage = x._storage
             if type(y) is Tensor:
                 other = y._storage
-                if other.dtype is not storage.dtype or other.device is not storage.device or not _plain(y):
+                meta = y._meta
+                if other.dtype is not storage.dtype or other.device is not storage.device or (
+                        meta is not None and (meta.base is not None or meta.is_inference)):
                     return general(a, b)
                 operands = x._array, y._array
             elif type(y) is float or type(y) is int:
@@ -184,7 +185,12 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             operands = x, template
         else:
             return general(a, b)
-        if storage.backend is not _CPU or storage.dtype not in _FLOATS or not _plain(t) or _modes_on():
+        meta = t._meta
+        if storage.backend is not _CPU or storage.dtype not in _FLOATS or (
+                meta is not None and (meta.base is not None or meta.is_inference)):
+            return general(a, b)
+        if _names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active or (
+                anomaly._enabled):  # the modes of unary's check
             return general(a, b)
         recording = _grad_state.enabled
         if not recording and _grad_state.inference:
@@ -198,14 +204,10 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             _FP_VARIABLE.reset(token)
         if out is None:
             return general(a, b)
-        if recording and (_wants(x) or _wants(y)):
+        if recording and ((type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)):
             _record(cls, plan, arrays, (x, y), out)
         return out
 
     apply.__name__ = apply.__qualname__ = getattr(general, "__name__", ufunc)
     apply.__doc__ = general.__doc__
     return apply
-
-
-def _wants(a) -> bool:
-    return type(a) is Tensor and a._requires_grad
