@@ -41,17 +41,16 @@ _XP = _CPU.xp
 _FP_VARIABLE, _FP_QUIET = _CPU.quiet_fp_state  # numpy's floating-point state, set to "ignore" (promotion.py)
 _FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and complex: the general path
 _new = object.__new__
+_NO_EDGE = (None, 0)  # the edge of an operand that wants no gradient
+_UNARY = object()  # the missing second operand of a one-input op
 
 
 def _save_plan(cls, n: int) -> dict:
-    """For each combination of which of the ``n`` inputs want a gradient: the inputs ``_record`` saves, one entry
-    per ``save_inputs`` index (None: not saved, as ``saved_when`` decides)."""
+    """For each combination of which of the ``n`` inputs want a gradient: ``(i, kept)`` for each index ``i`` of
+    ``save_inputs``, ``kept`` whether ``saved_when`` keeps a tensor there (a number is always kept: _save_input)."""
     when = cls.saved_when or {}
-    plan = {}
-    for wants in itertools.product((False, True), repeat=n):
-        plan[wants] = tuple(i if i not in when or any(wants[j] for j in when[i] if j < n) else None
-                            for i in cls.save_inputs)
-    return plan
+    return {wants: tuple((i, i not in when or any(wants[j] for j in when[i] if j < n)) for i in cls.save_inputs)
+            for wants in itertools.product((False, True), repeat=n)}
 
 
 def _output(result, template, operands: tuple, storage: Storage) -> Tensor | None:
@@ -73,43 +72,50 @@ def _output(result, template, operands: tuple, storage: Storage) -> Tensor | Non
     return t
 
 
-def _record(cls, plan: dict, arrays: bool, args: tuple, out: Tensor) -> None:
-    """``Op._record`` for one output of a float dtype and inputs that are plain tensors of that dtype or numbers."""
+def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
+    """``Op._record`` for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of that
+    dtype or numbers, written out for one and two operands (no lists: this is most of the cost of recording)."""
     node = _new(cls)
-    node.backend = _CPU
-    node.device = out._storage.device
-    out_shape, dtype = out._array.shape, out._storage.dtype
-    same_shape = True
-    edges, metas, wants = [], [], []
-    for a in args:
-        fn = a._grad_fn if type(a) is Tensor else None
-        if fn is not None or (type(a) is Tensor and a._requires_grad):  # (edge_of, for a tensor that is no view)
-            edges.append((fn, a._output_nr) if fn is not None else edge_of(a))
-            shape = a._array.shape
-            metas.append((shape, dtype))
-            wants.append(True)
-            if shape != out_shape:
-                same_shape = False
+    storage = out._storage
+    node.backend, node.device = _CPU, storage.device
+    out_shape, dtype = out._array.shape, storage.dtype
+    uniform = arrays  # (and every input wanting a gradient has the output's shape)
+    if type(x) is Tensor and x._requires_grad:  # (edge_of, for a tensor that is no view)
+        edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else edge_of(x)
+        meta_x = (x._array.shape, dtype)
+        uniform = uniform and meta_x[0] == out_shape
+    else:
+        edge_x, meta_x = _NO_EDGE, None
+    if y is _UNARY:
+        node.next_functions, node._input_meta = (edge_x,), (meta_x,)
+        wants = (meta_x is not None,)
+    elif type(y) is Tensor:
+        if y._requires_grad:
+            edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else edge_of(y)
+            meta_y = (y._array.shape, dtype)
+            uniform = uniform and meta_y[0] == out_shape
         else:
-            edges.append((None, 0))
-            metas.append(None)
-            wants.append(False)
+            edge_y, meta_y = _NO_EDGE, None
+        node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
+        wants = (meta_x is not None, meta_y is not None)
+    else:  # a trailing number is no input (a leading one is: ``2 - x``)
+        node.next_functions, node._input_meta = (edge_x,), (meta_x,)
+        wants = (meta_x is not None, False)
     node._arrays = arrays
-    node._uniform = out._array.dtype if arrays and same_shape else None
-    if type(args[-1]) is not Tensor:  # a trailing number is no input (a leading one is: ``2 - x``)
-        del edges[-1], metas[-1]
-    node.next_functions = tuple(edges)
-    node._input_meta = tuple(metas)
+    node._uniform = out._array.dtype if uniform else None
     saved = []
-    for i in plan[tuple(wants)]:
-        a = None if i is None else args[i]
+    for i, kept in plan[wants]:  # what save_inputs and saved_when keep
+        a = y if i else x
         if type(a) is Tensor:
-            a = _new(SavedTensor)
-            a.tensor, a.version, a.output_nr, a.history = args[i], args[i]._storage.version, None, None
+            if kept:  # (SavedTensor(a), inlined)
+                t, a = a, _new(SavedTensor)
+                a.tensor, a.version, a.output_nr, a.history = t, t._storage.version, None, None
+            else:
+                a = None
         saved.append(a)
-    if cls.save_output:
+    if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output)
         s = _new(SavedTensor)
-        s.tensor, s.version, s.output_nr, s.history = Tensor._make(out._array, out._storage), 0, 0, None
+        s.tensor, s.version, s.output_nr, s.history = Tensor._make(out._array, storage), 0, 0, None
         saved.append(s)
     node._saved = tuple(saved)
     node._n_outputs = 1
@@ -150,7 +156,7 @@ def unary(cls, general):
         if out is None:
             return general(x)
         if recording and x._requires_grad:
-            _record(cls, plan, arrays, (x,), out)
+            _record(cls, plan, arrays, out, x)
         return out
 
     apply.__name__ = apply.__qualname__ = general.__name__
@@ -205,7 +211,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
         if out is None:
             return general(a, b)
         if recording and ((type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)):
-            _record(cls, plan, arrays, (x, y), out)
+            _record(cls, plan, arrays, out, x, y)
         return out
 
     apply.__name__ = apply.__qualname__ = getattr(general, "__name__", ufunc)
