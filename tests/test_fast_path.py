@@ -130,3 +130,11 @@ def test_modes_route_to_the_general_path():
     with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
         (x * x).exp()
     assert len(packed) == 3
+
+
+def test_the_profiler_times_every_op():
+    x = torch.randn(3, requires_grad=True)
+    with torch.profiler.profile() as prof:
+        (x * 2 + 1).exp()
+    assert {e.key for e in prof.key_averages()} >= {"minitorch::Mul", "minitorch::Add", "minitorch::Exp"}
+    assert (x * 2).grad_fn.name() == "MulBackward0"  # and the fast path is back after it

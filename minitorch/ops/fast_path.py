@@ -11,7 +11,7 @@ calls the general path, unchanged:
   float16/float32/float64 dtype; a Python ``int`` or ``float`` operand keeps that dtype under PyTorch's
   promotion (a weak scalar), so the kernel is the bare ufunc, as ``promote`` would leave it;
 - no mode that changes dispatch or recording is on: named tensors, the tracer (``Op._tracer``), forward AD,
-  saved-tensor hooks, anomaly mode, inference mode.
+  saved-tensor hooks, anomaly mode, inference mode, the profiler (``step_aside``).
 
 What it records is what ``Op._record`` records for that case (tests/test_fast_path.py compares the two).
 A kernel error (broadcasting, an int too large for the dtype) re-runs the call on the general path, which
@@ -43,6 +43,15 @@ _FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and compl
 _new = object.__new__
 _NO_EDGE = (None, 0)  # the edge of an operand that wants no gradient
 _UNARY = object()  # the missing second operand of a one-input op
+# Features that must see every Op.apply (the profiler times it) set this while they are on: every call then
+# takes the general path.
+stepped_aside = 0
+
+
+def step_aside(on: bool) -> None:
+    """While ``on`` (counted: nested users), the fast paths call the general path for everything."""
+    global stepped_aside
+    stepped_aside += 1 if on else -1
 
 
 def _save_plan(cls, n: int) -> dict:
@@ -137,7 +146,7 @@ def unary(cls, general):
     def apply(x):
         # a mode the fast path does not handle: named tensors, the tracer, forward AD, saved-tensor hooks, anomaly
         if type(x) is not Tensor or _names_state.active or Op._tracer is not None or _forward_ad.active or (
-                saved_hooks.active or anomaly._enabled):
+                saved_hooks.active or anomaly._enabled or stepped_aside):
             return general(x)
         meta = x._meta
         if meta is not None and (meta.base is not None or meta.is_inference):  # a view, or an inference tensor
@@ -196,7 +205,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
                 meta is not None and (meta.base is not None or meta.is_inference)):
             return general(a, b)
         if _names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active or (
-                anomaly._enabled):  # the modes of unary's check
+                anomaly._enabled or stepped_aside):  # the modes of unary's check
             return general(a, b)
         recording = _grad_state.enabled
         if not recording and _grad_state.inference:

@@ -393,10 +393,12 @@ def _make(name: str):
         attributes["name"] = lambda self, _node=NODE_NAMES[name]: _node
     op = type(name.capitalize(), (Unary,), attributes)
 
-    function = fast_path.unary(op, op.apply)  # Op.apply, after the check for the common case
+    def function(input: Tensor) -> Tensor:
+        return op.apply(input)
+
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Elementwise {name}, differentiable (kernel and derivative: ops/pointwise.py UNARY)."
-    return op, function
+    return op, fast_path.unary(op, function)  # the function, after the check for the common case
 
 
 OPS = {}
