@@ -78,10 +78,13 @@ def _fast(op, ufunc: str, reflected: bool = False):
     return fast_path.binary(op, ufunc, (_reflected if reflected else _operator)(op), swap=reflected)
 
 
+_mul = _fast(arithmetic.Mul, "multiply")
+
+
 def _rtruediv(self, other):
     """``number / t`` is ``t.reciprocal() * number``, as PyTorch computes it: the rounding is PyTorch's, and
     backward reads the reciprocal (writing into t before backward is allowed)."""
-    return arithmetic.Mul.apply(self.reciprocal(), other) if _operand(other) else NotImplemented
+    return _mul(self.reciprocal(), other) if _operand(other) else NotImplemented
 
 
 def _floordiv(self, other):
@@ -134,7 +137,7 @@ METHODS: dict[str, object] = {
     # (the common ones through their fast path, ops/fast_path.py, which calls the general method otherwise)
     "__add__": _fast(_A, "add"), "__radd__": _fast(_A, "add", reflected=True), "__sub__": _fast(_S, "subtract"),
     "__rsub__": _fast(arithmetic.Rsub, "subtract", reflected=True),
-    "__mul__": _fast(_M, "multiply"), "__rmul__": _fast(_M, "multiply", reflected=True),
+    "__mul__": _mul, "__rmul__": _fast(_M, "multiply", reflected=True),
     "__truediv__": _fast(_D, "true_divide"), "__rtruediv__": _rtruediv,
     "__mod__": _operator(arithmetic.Remainder), "__rmod__": _reflected(arithmetic.Remainder),
     "__pow__": _operator(arithmetic.Pow), "__rpow__": _reflected(arithmetic.Pow),

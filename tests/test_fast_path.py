@@ -8,6 +8,8 @@ import pytest
 import minitorch as torch
 from minitorch.autograd.graph import SavedTensor
 from minitorch.ops import arithmetic, pointwise
+from minitorch.ops.op import Op
+from minitorch.storage import Storage
 from minitorch.tensor import Tensor
 
 BINARY = [  # (operator, op class, argument order of Op.apply: False = (self, other))
@@ -138,3 +140,19 @@ def test_the_profiler_times_every_op():
         (x * 2 + 1).exp()
     assert {e.key for e in prof.key_averages()} >= {"minitorch::Mul", "minitorch::Add", "minitorch::Exp"}
     assert (x * 2).grad_fn.name() == "MulBackward0"  # and the fast path is back after it
+
+
+def test_the_common_case_does_not_reach_op_apply(monkeypatch):
+    x, y = torch.randn(3, requires_grad=True), torch.randn(3)
+
+    def refuse(cls, *args, **params):
+        raise AssertionError(f"{cls.__name__} went through Op.apply")
+
+    monkeypatch.setattr(Op, "apply", classmethod(refuse))
+    out = (2 - ((x + y) * x - 1.5 / y.exp()).tanh() * 3) / 2
+    for slot in [s for s in Tensor.__slots__ if s != "__weakref__"]:  # every slot written (Tensor._make's)
+        getattr(out, slot)
+    for slot in [s for s in Storage.__slots__ if s != "__weakref__"]:
+        getattr(out._storage, slot)
+    with pytest.raises(AssertionError, match="Mul went through"):
+        torch.nn.Parameter(torch.randn(3)) * 2  # a subclass: the general path
