@@ -121,6 +121,7 @@ def test_other_cases_take_the_general_path_unchanged():
     assert x.__add__("a") is NotImplemented
     with pytest.raises(TypeError, match="must be Tensor"):
         torch.exp([1.0])
+    assert torch.exp(input=x).grad_fn.name() == "ExpBackward0"  # the argument's name is PyTorch's
 
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection")

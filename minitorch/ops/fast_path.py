@@ -143,7 +143,8 @@ def unary(cls, general):
     plan, arrays = _specialised(cls, 1)
     kernel = cls.kernel
 
-    def apply(x):
+    def apply(input):  # (the name of torch.exp's argument: torch.exp(input=x))
+        x = input
         # a mode the fast path does not handle: named tensors, the tracer, forward AD, saved-tensor hooks, anomaly
         if type(x) is not Tensor or _names_state.active or Op._tracer is not None or _forward_ad.active or (
                 saved_hooks.active or anomaly._enabled or stepped_aside):
@@ -175,12 +176,12 @@ def unary(cls, general):
 
 def binary(cls, ufunc: str, general, swap: bool = False):
     """``cls``'s fast ``apply(a, b)`` (``swap``: called as ``apply(b, a)``, a reflected operator) computing the
-    ``ufunc`` of the array library; ``general(a, b)`` (same argument order) handles every other call."""
+    ``ufunc`` of the array library; ``general(self, other)`` (same argument order) handles every other call."""
     plan, arrays = _specialised(cls, 2)
     kernel = getattr(_XP, ufunc)
 
-    def apply(a, b):
-        x, y = (b, a) if swap else (a, b)
+    def apply(self, other):  # (an operator method's arguments)
+        x, y = (other, self) if swap else (self, other)
         if type(x) is Tensor:
             storage = x._storage
             if type(y) is Tensor:
@@ -188,28 +189,28 @@ def binary(cls, ufunc: str, general, swap: bool = False):
                 meta = y._meta
                 if other.dtype is not storage.dtype or other.device is not storage.device or (
                         meta is not None and (meta.base is not None or meta.is_inference)):
-                    return general(a, b)
+                    return general(self, other)
                 operands = x._array, y._array
             elif type(y) is float or type(y) is int:
                 operands = x._array, y
             else:
-                return general(a, b)
+                return general(self, other)
             template, t = x._array, x
         elif type(y) is Tensor and (type(x) is float or type(x) is int):
             storage, template, t = y._storage, y._array, y
             operands = x, template
         else:
-            return general(a, b)
+            return general(self, other)
         meta = t._meta
         if storage.backend is not _CPU or storage.dtype not in _FLOATS or (
                 meta is not None and (meta.base is not None or meta.is_inference)):
-            return general(a, b)
+            return general(self, other)
         if _names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active or (
                 anomaly._enabled or stepped_aside):  # the modes of unary's check
-            return general(a, b)
+            return general(self, other)
         recording = _grad_state.enabled
         if not recording and _grad_state.inference:
-            return general(a, b)
+            return general(self, other)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
             out = _output(kernel(*operands), template, operands, storage)
@@ -218,7 +219,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
         finally:
             _FP_VARIABLE.reset(token)
         if out is None:
-            return general(a, b)
+            return general(self, other)
         if recording and ((type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)):
             _record(cls, plan, arrays, out, x, y)
         return out
