@@ -185,9 +185,9 @@ def binary(cls, ufunc: str, general, swap: bool = False):
         if type(x) is Tensor:
             storage = x._storage
             if type(y) is Tensor:
-                other = y._storage
+                y_storage = y._storage
                 meta = y._meta
-                if other.dtype is not storage.dtype or other.device is not storage.device or (
+                if y_storage.dtype is not storage.dtype or y_storage.device is not storage.device or (
                         meta is not None and (meta.base is not None or meta.is_inference)):
                     return general(self, other)
                 operands = x._array, y._array
