@@ -27,7 +27,7 @@ def _node_state(node):
     saved = []
     for s in node._saved:
         if type(s) is SavedTensor:
-            saved.append(("tensor", s.version, s.output_nr, s.history, s.tensor._array.tolist()))
+            saved.append(("tensor", s.version, s.output_nr, s.history, s.tensor._array.tobytes()))
         else:
             saved.append(s)
     return (type(node), node.name(), node.next_functions, node._input_meta, node._arrays, node._uniform,
@@ -76,12 +76,11 @@ def test_binary_operators_record_what_op_apply_records(operator, op, reflected):
             _same(fast, general)
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "log", "sqrt", "sin", "relu", "abs", "erf", "floor"])
+@pytest.mark.parametrize("name", sorted(set(pointwise.UNARY) - pointwise.PRIVATE))
 def test_unary_ops_record_what_op_apply_records(name):
     op = pointwise.OPS[name]
-    for x, _ in _operands():
-        x = x.abs() + 0.5 if name in ("log", "sqrt") else x
-        _same(getattr(torch, name)(x), op.apply(x))
+    for x, _ in _operands():  # (NaN outside a function's domain: equal on both paths)
+        _same(getattr(pointwise, name)(x), op.apply(x))
 
 
 def test_gradients_through_the_fast_path_match_the_general_path():
