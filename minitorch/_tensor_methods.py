@@ -21,6 +21,7 @@ from .ops import (
     blas,
     comparison,
     conversion,
+    fast_path,
     histogram,
     indexing,
     inplace,
@@ -72,10 +73,18 @@ def _reflected(op):
     return method
 
 
+def _fast(op, ufunc: str, reflected: bool = False):
+    """The operator of ``op`` (``_operator``/``_reflected``) behind its fast path for plain float tensors."""
+    return fast_path.binary(op, ufunc, (_reflected if reflected else _operator)(op), swap=reflected)
+
+
+_mul = _fast(arithmetic.Mul, "multiply")
+
+
 def _rtruediv(self, other):
     """``number / t`` is ``t.reciprocal() * number``, as PyTorch computes it: the rounding is PyTorch's, and
     backward reads the reciprocal (writing into t before backward is allowed)."""
-    return arithmetic.Mul.apply(self.reciprocal(), other) if _operand(other) else NotImplemented
+    return _mul(self.reciprocal(), other) if _operand(other) else NotImplemented
 
 
 def _floordiv(self, other):
@@ -125,9 +134,11 @@ METHODS: dict[str, object] = {
     "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
     "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
     # Python operators
-    "__add__": _operator(_A), "__radd__": _reflected(_A), "__sub__": _operator(_S),
-    "__rsub__": _reflected(arithmetic.Rsub),
-    "__mul__": _operator(_M), "__rmul__": _reflected(_M), "__truediv__": _operator(_D), "__rtruediv__": _rtruediv,
+    # (the common ones through their fast path, ops/fast_path.py, which calls the general method otherwise)
+    "__add__": _fast(_A, "add"), "__radd__": _fast(_A, "add", reflected=True), "__sub__": _fast(_S, "subtract"),
+    "__rsub__": _fast(arithmetic.Rsub, "subtract", reflected=True),
+    "__mul__": _mul, "__rmul__": _fast(_M, "multiply", reflected=True),
+    "__truediv__": _fast(_D, "true_divide"), "__rtruediv__": _rtruediv,
     "__mod__": _operator(arithmetic.Remainder), "__rmod__": _reflected(arithmetic.Remainder),
     "__pow__": _operator(arithmetic.Pow), "__rpow__": _reflected(arithmetic.Pow),
     "__floordiv__": _floordiv, "__rfloordiv__": _rfloordiv,

@@ -4,7 +4,7 @@ They check the outputs, make the seeds (``ones`` for a scalar loss), and call ``
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from ..tensor import Tensor, from_array
 from .engine import run_backward
 
 # autograd.grad of tensors some of which are vmap's BatchedTensors (kind "batched"): set by minitorch.func,
@@ -27,7 +27,12 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> tuple:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = out.new_ones(out.shape)
+            if out._dense:  # (out.new_ones(out.shape) without the factory's argument handling: 4 us less a call)
+                storage = out._storage
+                backend = storage.backend
+                g = from_array(backend.full(out._array.shape, 1, storage.dtype), backend, storage.device)
+            else:
+                g = out.new_ones(out.shape)
         elif not hasattr(g, "_array"):
             g = out.new_full(out.shape, g)
         elif g.shape != out.shape and not g.is_sparse:

@@ -129,6 +129,7 @@ class Div(Elementwise):
 
     save_inputs = (0, 1)
     saved_when = {0: (1,)}  # a is read only for b's gradient
+    rounding_mode = None  # (forward sets it; the fast path of ``/`` leaves the default)
 
     @property
     def array_derivative(self) -> bool:  # rounded division's zero gradient is built with zeros_like

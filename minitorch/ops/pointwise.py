@@ -18,6 +18,7 @@ from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._dtype import scalar_type_name
 from ..creation import zeros_like
 from ..tensor import Tensor
+from . import fast_path
 from .comparison import depends_on, isfinite, where
 from .op import Op
 from .promotion import Elementwise, array_kind, as_float, conj_if_complex, promote
@@ -397,7 +398,7 @@ def _make(name: str):
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Elementwise {name}, differentiable (kernel and derivative: ops/pointwise.py UNARY)."
-    return op, function
+    return op, fast_path.unary(op, function)  # the function, after the check for the common case
 
 
 OPS = {}
