@@ -514,3 +514,14 @@ def test_tanh_gelu_second_derivative_is_pytorchs_closed_form():
     w = torch.tensor([0.5, -1.5, 2.0, 1.0], dtype=torch.float64, requires_grad=True)
     grad_of = lambda t, v: torch.autograd.grad(F.gelu(t, approximate="tanh"), t, v, create_graph=True)[0]  # noqa: E731
     assert gradgradcheck(grad_of, (x64, w))
+
+
+def test_logsigmoid_and_rrelu_outputs_are_row_major_as_pytorchs():
+    """PyTorch allocates logsigmoid's and rrelu_with_noise's outputs row-major whatever the input's layout (a
+    view of the result then works: fuzzer seed 558290); rrelu in evaluation is rrelu_with_noise's node too."""
+    x = torch.randn(2, 3, requires_grad=True).transpose(0, 1)
+    for y in (F.logsigmoid(x), F.rrelu(x), F.rrelu(x, training=True)):
+        assert y.stride() == (2, 1)
+        y.view(6)
+    assert F.rrelu(x).grad_fn.name() == "RreluWithNoiseBackward0"
+    torch.testing.assert_close(F.rrelu(x), F.leaky_relu(x, (1 / 8 + 1 / 3) / 2), rtol=0, atol=0)

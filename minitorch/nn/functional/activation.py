@@ -182,6 +182,7 @@ OPS = {
     name: type(name.title().replace("_", ""), (Activation,), {
         "kernel": staticmethod(k), "derivative": staticmethod(d),
         **({"name": lambda self, _node=NODE_NAMES[name]: _node} if name in NODE_NAMES else {}),
+        **({"row_major_output": True} if name == "logsigmoid" else {}),  # PyTorch allocates it row-major
     })
     for name, (k, d) in ACTIVATIONS.items()
 }
@@ -440,6 +441,7 @@ class RreluWithNoise(Elementwise):
     rrelu_with_noise_backward, the input's gradient reads x (depends_on), with second derivative 0."""
 
     save_inputs = (0, 1)
+    row_major_output = True  # PyTorch's output is allocated row-major, whatever the input's layout
 
     def compute(self, x, noise):
         return self.xp.where(x > 0, x, noise * x)
@@ -453,8 +455,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training,
     and is ``(lower + upper) / 2`` in evaluation."""
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2)
+    if not training:  # leaky_relu's values, under PyTorch's node (rrelu_with_noise) and its row-major output
+        return RreluWithNoise.apply(input, (lower + upper) / 2)
     # PyTorch draws one double uniform per element <= 0, in memory order, and computes u * (upper - lower) + lower
     # unfused (Activation.cpp is built without FMA), the bounds first rounded to the input's dtype (float for half)
     bound = input.new_tensor([lower, upper], dtype=input.dtype if input.dtype is not _dtype.float16 else None)
