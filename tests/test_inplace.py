@@ -991,3 +991,17 @@ def test_a_failed_inplace_op_still_refreshes_its_inputs_view_history():
         base.add_(view, alpha=2.0)
     view.masked_fill_(torch.tensor([True]), 0.25)
     assert view.grad_fn is not None and base.item() == 0.25
+
+
+def test_copy_from_itself_skips_the_overlap_check():
+    """PyTorch's copy_ returns at once when src is self, before refusing an expanded destination; the version
+    still moves and a recorded write still rebases the history (fuzzer seed 631370)."""
+    x = torch.zeros(1, dtype=torch.float64)
+    v = x.expand(2, 3)
+    v.copy_(v)
+    assert x._version == 1
+    w = (torch.zeros(1, requires_grad=True) * 1).expand(2, 3)
+    w.copy_(w)
+    assert w.grad_fn.name() == "AsStridedBackward0"
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        v.copy_(v.clone())

@@ -46,7 +46,8 @@ def _any_requires_grad(args) -> bool:
 
 # In-place ops PyTorch allows on a tensor whose elements share memory (an expanded one): each writes one value
 # wherever an element lives (a fill with a number; masked_fill_, index_fill_ and index_put_ warn and go ahead).
-_OVERLAP_ALLOWED = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_", "index_put_"})
+# (``t.copy_(t)`` too: PyTorch's copy_ returns before its overlap checks when the source is the destination)
+_OVERLAP_ALLOWED = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_", "index_put_", "copy_ from itself"})
 # In-place ops whose source may not share any memory with the destination, not even all of it (PyTorch's
 # assert_no_overlap); the others refuse only a partial overlap (``x.add_(x)`` is fine, ``x[1:].add_(x[:-1])`` not).
 _NO_OVERLAP = frozenset({"index_add_", "index_copy_", "scatter_", "scatter_add_"})
@@ -340,7 +341,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """Overwrite self's elements with ``src`` (any dtype, any device, broadcastable); returns self."""
     if isinstance(src, Tensor) and src.device != self.device:
         src = src.to(self.device)
-    return run_inplace(self, Copy.apply, (src,), {}, "copy_")
+    return run_inplace(self, Copy.apply, (src,), {}, "copy_ from itself" if src is self else "copy_")
 
 
 def fill_(self: Tensor, value) -> Tensor:
