@@ -409,3 +409,15 @@ def test_linear_of_a_contiguous_non_matrix_input_is_a_view_of_one_addmm():
     assert F.linear(torch.zeros(4, 2), torch.zeros(3, 2), bias)._base is None
     assert F.linear(torch.zeros(2, 4).t(), torch.zeros(3, 2), bias)._base is None  # 2-D: one addmm
     assert F.linear(torch.zeros(5, 2, 4).transpose(1, 2), torch.zeros(3, 2), bias)._base is None  # matmul + add
+
+
+def test_einsum_result_is_a_view_as_pytorchs():
+    """PyTorch's einsum returns a view of its bmm's output: a write into it goes through CopySlices and keeps the
+    gradient connected under create_graph (fuzzer seeds 665076, 737387)."""
+    x1 = torch.tensor([0.0], dtype=torch.float64)
+    x2 = torch.tensor([0.0], dtype=torch.float64, requires_grad=True)
+    out = torch.einsum("i,i->", x1, x2)
+    assert out.grad_fn.name() == "ViewBackward0" and out._base is not None
+    out[...] = 0.001
+    (g,) = torch.autograd.grad(torch.tanh(out), [x2], create_graph=True)
+    assert g.requires_grad and g.tolist() == [0.0]

@@ -645,7 +645,10 @@ def einsum(*args) -> Tensor:
         full = tuple(sizes[c] for c in sub)
         if full != t._array.shape:
             operands[i] = t.expand(full)
-    return Einsum.apply(*operands, equation=",".join(subscripts) + "->" + output, layout=layout)
+    result = Einsum.apply(*operands, equation=",".join(subscripts) + "->" + output, layout=layout)
+    # PyTorch's result is a view (of its bmm's output, permuted): a write into it goes through CopySlices, so its
+    # gradient stays connected to the incoming one under create_graph (seeds 665076, 737387)
+    return result.view(result._array.shape)
 
 
 def _aligned(t: Tensor, sub: str, output: str) -> Tensor:
