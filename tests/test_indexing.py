@@ -814,3 +814,13 @@ def test_scatter_refuses_a_source_of_another_dtype(call):
     with pytest.raises(RuntimeError, match=r"scatter\(\): Expected self.dtype to be equal to src.dtype"):
         call(x, torch.tensor([[0, 1]]), torch.ones(1, 2, dtype=torch.float64))
     assert x.sum().item() == 0.0
+
+
+def test_advanced_indexing_of_a_row_major_tensor_is_row_major():
+    """PyTorch's index kernel writes a row-major input's result row-major, also when the indexed dims are not
+    leading (numpy puts them first in memory), so a view of the result works (fuzzer seed 760426)."""
+    x = torch.zeros(4, 2, 4, 3)
+    i = torch.tensor([0, 1, 0])
+    for result in (x[:, i], x[:, :, i], x[i, :, i], x[:, i, :, i], x[..., i]):
+        assert result.is_contiguous()
+    x[:, i].view(1, -1)

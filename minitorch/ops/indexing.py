@@ -133,7 +133,12 @@ class AdvancedIndex(Op):
 
     def forward(self, x, index):
         self.index, self.input_shape = index, x.shape
-        return x[index]
+        out = x[index]
+        # PyTorch's index kernel lays out a row-major input's result row-major; numpy puts the indexed dims first
+        # in memory when they are not leading (seed 760426). (A strided input's result: numpy's layout.)
+        if type(out) is self.backend.ndarray and x.flags.c_contiguous and not out.flags.c_contiguous:
+            out = self.xp.ascontiguousarray(out)
+        return out
 
     def backward(self, grad):
         return IndexPut.apply(grad.new_zeros(self.input_shape), grad, index=self.index, accumulate=True)
