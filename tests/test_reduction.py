@@ -607,7 +607,10 @@ def test_var_and_std_of_identical_values_are_exactly_zero():
     a two-pass variance around a rounded mean is not (fuzzer seed 501659)."""
     x = torch.zeros(3, 1, 4, dtype=torch.float64) + torch.tensor([-0.8, 0.8, -0.4, 1.4], dtype=torch.float64)
     assert torch.std(x, dim=(0, 1), correction=2).tolist() == [0.0] * 4
-    assert torch.var(torch.full((5,), 0.1)).item() == 0.0
+    y = torch.tensor([0.2], dtype=torch.float64, requires_grad=True)
+    assert torch.std(y.expand(2, 3)).item() == pytest.approx(3.04e-17, rel=0.01)  # all elements: two passes
+    torch.std(y.expand(2, 3)).backward()  # (seed 838105)
+    assert y.grad.item() == pytest.approx(1.0954451150103321)
     w = torch.tensor([-0.8, 0.8], dtype=torch.float64, requires_grad=True)
     torch.std(w.expand(3, 2), dim=0).sum().backward()
     assert w.grad.tolist() == [0.0, 0.0]

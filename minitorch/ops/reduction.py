@@ -605,7 +605,11 @@ class Var(Op):
         count = math.prod(x.shape[d] for d in dims)
         self.dof, self.whole = count - correction, whole or x.ndim == 0
         self.divisor = builtins.max(self.dof, 0)
-        if count > 1:  # shifted by one value of each group: identical values give exactly 0, as PyTorch's Welford
+        # PyTorch reduces every element of a float32/float64 tensor in two passes around the mean (std_var_all_cpu),
+        # and anything else with Welford's algorithm, which gives exactly 0 for identical values: shifting each group
+        # by one of its values first does the same here (seeds 501659, 838105)
+        two_pass = count == x.size and x.dtype.kind == "f" and x.dtype.itemsize >= 4
+        if count > 1 and not two_pass:
             x = x - x[tuple(slice(0, 1) if d in dims else slice(None) for d in range(x.ndim))]
         centered = x - self.backend.sum(x, dims, True) / builtins.max(count, 1)
         squares = self.backend.sum(centered * centered, dims, keepdim)
