@@ -34,6 +34,12 @@ def main(argv: list[str] | None = None) -> None:
     enable()
     sys.path.insert(0, SHIM_PATH)
     sys.modules.pop("torch", None)
+    run_as_main(args)
+
+
+def run_as_main(args: list[str]) -> None:
+    """Run ``["-m", module, *argv]`` or ``[script.py, *argv]`` as ``__main__``, as ``python`` would (also what each
+    process of ``minitorch.distributed.run`` does after setting its rank variables)."""
     if args[0] == "-m":
         sys.argv = args[1:]
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
