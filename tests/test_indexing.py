@@ -824,3 +824,19 @@ def test_advanced_indexing_of_a_row_major_tensor_is_row_major():
     for result in (x[:, i], x[:, :, i], x[i, :, i], x[:, i, :, i], x[..., i]):
         assert result.is_contiguous()
     x[:, i].view(1, -1)
+
+
+def test_index_add_into_an_empty_tensor_checks_its_indices_in_the_sources_backward():
+    """The source's gradient is index_select of the incoming one, which checks every index even when there are no
+    elements (fuzzer seed 862614); a source that wants no gradient checks nothing."""
+    for index, error in (([1, 0], "id=1 axis_dim=1"), ([-1, 0], "id=-1 axis_dim=1"), ([0, 0], None)):
+        x = torch.zeros(1, 3, 0, requires_grad=True)
+        y = (x * 1).index_add(0, torch.tensor(index), torch.zeros(2, 3, 0, requires_grad=True))
+        if error is None:
+            y.sum().backward()
+        else:
+            with pytest.raises(RuntimeError, match=f"INDICES element is out of DATA bounds, {error}"):
+                y.sum().backward()
+    x = torch.zeros(1, 3, 0, requires_grad=True)
+    (x * 1).index_add(0, torch.tensor([1, 0]), torch.zeros(2, 3, 0)).sum().backward()
+    assert x.grad.shape == (1, 3, 0)

@@ -593,11 +593,12 @@ class IndexAdd(Op):
     save_inputs = (1,)
     saved_when = {1: (1,)}
 
-    def forward(self, x, source, index, dim, alpha):
+    def forward(self, x, source, index, dim, alpha, unread_index=None):
         self.index, self.dim, self.alpha = index, dim, alpha
         out = x.copy()
         if index is None:  # nothing to add to (an empty input): the indices are not looked at
             self.source_shape, self.empty_dim = source.shape, x.shape[dim] == 0 and source.shape[dim] > 0
+            self.unread_index, self.dim_size = unread_index, x.shape[dim]
             return out
         self.backend.index_add(out, _along(dim, index), (source if alpha == 1 else source * alpha).astype(x.dtype))
         return out
@@ -610,6 +611,10 @@ class IndexAdd(Op):
                 return grad, None
             if self.empty_dim:
                 raise RuntimeError(_EMPTY_AXIS)
+            if self.unread_index is not None:  # index_select checks every index, even of an empty tensor
+                for i in self.unread_index.reshape(-1).tolist():
+                    if not 0 <= i < self.dim_size:
+                        raise RuntimeError(f"INDICES element is out of DATA bounds, id={i} axis_dim={self.dim_size}")
             return grad, grad.new_zeros(self.source_shape)
         grad_source = IndexSelect.apply(grad, index=self.index, dim=self.dim)
         return grad, grad_source if self.alpha == 1 else grad_source * self.alpha
@@ -720,7 +725,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     outer = input.dim() > 1 and wrap_dim(dim, input.dim()) in (0, input.dim() - 1) and alpha == 1
     error = RuntimeError if outer else IndexError
     if input.dim() > 1 and input.numel() == 0:  # PyTorch's kernel returns before it reads the indices
-        return IndexAdd.apply(input, source, index=None, dim=wrap_dim(dim, input.dim()), alpha=alpha)
+        known = isinstance(index, Tensor) and index.device.type != "meta"  # (the backward may check them)
+        return IndexAdd.apply(input, source, index=None, dim=wrap_dim(dim, input.dim()), alpha=alpha,
+                              unread_index=index._array if known else None)
     dim, array = _along_dim_args("index_add", input, dim, index, wrap=False, error=error)
     _check_source("index_add", input, dim, array, source)
     if input.dim() == 0:
