@@ -525,3 +525,11 @@ def test_logsigmoid_and_rrelu_outputs_are_row_major_as_pytorchs():
         y.view(6)
     assert F.rrelu(x).grad_fn.name() == "RreluWithNoiseBackward0"
     torch.testing.assert_close(F.rrelu(x), F.leaky_relu(x, (1 / 8 + 1 / 3) / 2), rtol=0, atol=0)
+
+
+def test_elu_family_keeps_the_sign_of_a_negative_zero():
+    """PyTorch computes elu's negative side with expm1, so elu(-0.0) is -0.0 (and 1 / it is -inf; fuzzer seed
+    920483); selu and celu share the kernel."""
+    x = torch.tensor([-0.0, 0.0], dtype=torch.float64)
+    for f in (F.elu, F.selu, F.celu):
+        assert (1 / f(x)).tolist() == [-math.inf, math.inf]

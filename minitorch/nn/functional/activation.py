@@ -115,7 +115,8 @@ ACTIVATIONS = {
     # elu, selu and celu: x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)
     "elu": (
         lambda xp, x, alpha, scale, input_scale: xp.where(
-            x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(x, 0) * input_scale)
+            # (minimum(0, x) keeps -0.0: elu(-0.0) is -0.0 as PyTorch's expm1 gives it; seed 920483)
+            x > 0, x * scale, (alpha * scale) * xp.expm1(xp.minimum(0, x) * input_scale)
         ),
         lambda g, x, y, alpha, scale, input_scale: EluBackward.apply(g, x, input_scale * alpha * scale, scale,
                                                                       input_scale),
