@@ -67,38 +67,27 @@ def test_train_mlp_smoke(example, device, tmp_path):
     assert_checkpoint_round_trips(result["model"], result["checkpoint"])
 
 
-def test_train_mlp_compile_gives_the_same_run(example, tmp_path):
-    """``--compile``: ``torch.compile(model)`` (dropout's masks drawn inside the compiled plan) and a compiled Adam
-    step give the same losses, weights and accuracy bit for bit, across an epoch's end (the last, smaller batch is
-    a new trace)."""
-    flags = ("--epochs", "2", "--max-steps", "40", "--hidden", "32")
-    eager = run(example("train_mlp"), "cpu", tmp_path / "eager", *flags)
-    compiled = run(example("train_mlp"), "cpu", tmp_path / "compiled", *flags, "--compile")
-    assert compiled["losses"] == eager["losses"] and compiled["test_accuracy"] == eager["test_accuracy"]
-    for (name, p), q in zip(eager["model"].state_dict().items(), compiled["model"].state_dict().values()):
-        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=name)
+# (script, flags, the metric besides the losses): what each example's --compile run must reproduce
+COMPILED_RUNS = [
+    # torch.compile(model) with dropout's masks drawn inside the plan, a compiled Adam step, an epoch's last
+    # (smaller) batch as a new trace
+    ("train_mlp", ("--epochs", "2", "--max-steps", "40", "--hidden", "32"), "test_accuracy"),
+    # convolutions, max-pool, dropout, Adam with the cosine schedule
+    ("train_cnn", ("--epochs", "2", "--max-steps", "30", "--channels", "4"), "test_accuracy"),
+    # attention, GELU, layer norms, dropout, AdamW with gradient clipping and a scheduler in between
+    ("char_transformer", ("--max-steps", "12", "--sample-every", "100", "--sample-length", "5", "--batch-size", "8",
+                          "--block-size", "16", "--n-embd", "16", "--n-layer", "1", "--dropout", "0.2"), "val_loss"),
+]
 
 
-def test_train_cnn_compile_gives_the_same_run(example, tmp_path):
-    """``--compile``: the compiled CNN (convolutions, max-pool, dropout) and Adam step, with the cosine schedule,
-    give the same losses, weights and accuracy as eager mode bit for bit."""
-    flags = ("--epochs", "2", "--max-steps", "30", "--channels", "4")
-    eager = run(example("train_cnn"), "cpu", tmp_path / "eager", *flags)
-    compiled = run(example("train_cnn"), "cpu", tmp_path / "compiled", *flags, "--compile")
-    assert compiled["losses"] == eager["losses"] and compiled["test_accuracy"] == eager["test_accuracy"]
-    for (name, p), q in zip(eager["model"].state_dict().items(), compiled["model"].state_dict().values()):
-        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=name)
-
-
-def test_char_transformer_compile_gives_the_same_run(example, tmp_path):
-    """``--compile``: the compiled model (attention, GELU, layer norms, dropout) and a compiled AdamW step, with
-    gradient clipping and a scheduler in between, give the same losses and weights as eager mode bit for bit."""
-    module = example("char_transformer")
-    flags = ("--max-steps", "12", "--sample-every", "100", "--sample-length", "5", "--batch-size", "8",
-             "--block-size", "16", "--n-embd", "16", "--n-layer", "1", "--dropout", "0.2")
+@pytest.mark.parametrize("script,flags,metric", COMPILED_RUNS, ids=[c[0] for c in COMPILED_RUNS])
+def test_compile_gives_the_same_run(example, tmp_path, script, flags, metric):
+    """``--compile`` (``torch.compile(model)`` and a compiled optimizer step) gives the same losses, weights and
+    metric as eager mode, bit for bit."""
+    module = example(script)
     eager = run(module, "cpu", tmp_path / "eager", *flags)
     compiled = run(module, "cpu", tmp_path / "compiled", *flags, "--compile")
-    assert compiled["losses"] == eager["losses"] and compiled["val_loss"] == eager["val_loss"]
+    assert compiled["losses"] == eager["losses"] and compiled[metric] == eager[metric]
     for (name, p), q in zip(eager["model"].state_dict().items(), compiled["model"].state_dict().values()):
         np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=name)
 
