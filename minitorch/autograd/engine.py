@@ -66,7 +66,11 @@ def run_backward(
             node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
             if plain and node._arrays and not node._hooked:  # 3. call its backward
-                grad_inputs = call_on_arrays(node, grads, _call_node)
+                uniform = node._uniform
+                if uniform is not None and len(grads) == 1 and getattr(grads[0], "dtype", None) is uniform:
+                    grad_inputs = node._evaluate_on_arrays(grads)  # (call_on_arrays's case with nothing to check)
+                else:
+                    grad_inputs = call_on_arrays(node, grads, _call_node)
             else:
                 if node._hooked or type(node) is AccumulateGrad:
                     grads = _run_tensor_pre_hooks(node, as_tensors(node, grads), create_graph, owned)
@@ -91,7 +95,8 @@ def run_backward(
                 if slots is None:
                     slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
-                    slots[nr] = g if slots[nr] is None else add_grads(child, nr, slots[nr], g)
+                    old = slots[nr]  # (add_grads's first case inlined: two of one kind add as they are)
+                    slots[nr] = g if old is None else old + g if type(old) is type(g) else add_grads(child, nr, old, g)
                 count = dependencies[child] - 1
                 dependencies[child] = count
                 if not count:

@@ -13,6 +13,7 @@ import numbers
 
 from .._backends.dtypes import is_bfloat16
 from .._dtype import scalar_type_name
+from ..autograd.graph import saved_arrays
 from ..creation import zeros_like
 from ..tensor import Tensor
 from .arguments import type_name
@@ -42,10 +43,13 @@ class Add(Elementwise):
         return self.xp.add(a, b)
 
     def backward(self, grad):
-        alpha = self.alpha
-        return (grad if self.needs_grad(0) else None), (
-            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if self.needs_grad(1) else None
+        alpha, (wants_a, wants_b) = self.alpha, self.wanted
+        return (grad if wants_a else None), (
+            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if wants_b else None
         )
+
+    def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
+        return self.backward(*grads)
 
     def jvp(self, inputs, outputs, tangents):  # d(a + alpha b) = da + alpha db
         ta, tb = tangents
@@ -67,10 +71,13 @@ class Sub(Elementwise):
         return self.xp.subtract(a, b)
 
     def backward(self, grad):
-        alpha = self.alpha
-        return (grad if self.needs_grad(0) else None), (
-            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if self.needs_grad(1) else None
+        alpha, (wants_a, wants_b) = self.alpha, self.wanted
+        return (grad if wants_a else None), (
+            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if wants_b else None
         )
+
+    def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
+        return self.backward(*grads)
 
     def jvp(self, inputs, outputs, tangents):  # d(a - alpha b) = da - alpha db
         ta, tb = tangents
@@ -114,13 +121,19 @@ class Mul(Elementwise):
         return result if result.dtype is dtype else result.astype(dtype, copy=False)  # bfloat16 * 0.3
 
     def backward(self, grad):
-        a, b = self.saved_tensors
-        return (grad * conj_if_complex(b) if self.needs_grad(0) else None), (
-            grad * conj_if_complex(a) if self.needs_grad(1) else None)
+        return _mul_grads(grad, *self.saved_tensors, *self.wanted)
+
+    def _evaluate_on_arrays(self, grads):  # (the engine's array path, without the general call's frames)
+        return _mul_grads(grads[0], *saved_arrays(self), *self.wanted)
 
     def jvp(self, inputs, outputs, tangents):  # d(ab) = da b + a db
         (a, b), (ta, tb) = inputs, tangents
         return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
+
+
+def _mul_grads(grad, a, b, wants_a: bool, wants_b: bool) -> tuple:
+    """d(ab)/da = b, d(ab)/db = a (conjugated for complex), for the inputs that want a gradient."""
+    return (grad * conj_if_complex(b) if wants_a else None), (grad * conj_if_complex(a) if wants_b else None)
 
 
 class Div(Elementwise):

@@ -68,8 +68,9 @@ def _output(result, template, operands: tuple, storage: Storage) -> Tensor | Non
     caller then takes the general path)."""
     if result.dtype is not template.dtype:
         return None
-    if type(result) is _NDARRAY and (result.ndim < 2 or (result := in_operands_layout(result, operands, _XP))
-                                     .flags.c_contiguous):
+    if type(result) is _NDARRAY and (ndim := result.ndim) == 1:
+        buffer = result  # (its own 1-D buffer: a fresh 1-D result is contiguous)
+    elif type(result) is _NDARRAY and ndim and (result := in_operands_layout(result, operands, _XP)).flags.c_contiguous:
         buffer = result.ravel()
     else:
         buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
@@ -87,12 +88,16 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
     node = _new(cls)
     storage = out._storage
     node.backend, node.device = _CPU, storage.device
-    out_shape, dtype = out._array.shape, storage.dtype
+    result = out._array
+    shape = result.shape
+    meta = (shape, storage.dtype)  # the metadata of an input of the output's shape, shared
     uniform = arrays  # (and every input wanting a gradient has the output's shape)
     if type(x) is Tensor and x._requires_grad:  # (edge_of, for a tensor that is no view)
         edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else edge_of(x)
-        meta_x = (x._array.shape, dtype)
-        uniform = uniform and meta_x[0] == out_shape
+        if x._array.shape == shape:
+            meta_x = meta
+        else:
+            meta_x, uniform = (x._array.shape, meta[1]), False
     else:
         edge_x, meta_x = _NO_EDGE, None
     if y is _UNARY:
@@ -101,8 +106,10 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
     elif type(y) is Tensor:
         if y._requires_grad:
             edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else edge_of(y)
-            meta_y = (y._array.shape, dtype)
-            uniform = uniform and meta_y[0] == out_shape
+            if y._array.shape == shape:
+                meta_y = meta
+            else:
+                meta_y, uniform = (y._array.shape, meta[1]), False
         else:
             edge_y, meta_y = _NO_EDGE, None
         node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
@@ -111,7 +118,7 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
         node.next_functions, node._input_meta = (edge_x,), (meta_x,)
         wants = (meta_x is not None, False)
     node._arrays = arrays
-    node._uniform = out._array.dtype if uniform else None
+    node._uniform = result.dtype if uniform else None
     saved = []
     for i, kept in plan[wants]:  # what save_inputs and saved_when keep
         a = y if i else x
@@ -122,9 +129,13 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
             else:
                 a = None
         saved.append(a)
-    if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output)
+    if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output; Tensor._make inlined)
+        alias = _new(Tensor)
+        alias._array, alias._storage, alias._offset, alias._requires_grad, alias._grad_fn, alias._output_nr = (
+            result, storage, 0, False, None, 0)
+        alias._meta = alias._names = None
         s = _new(SavedTensor)
-        s.tensor, s.version, s.output_nr, s.history = Tensor._make(out._array, storage), 0, 0, None
+        s.tensor, s.version, s.output_nr, s.history = alias, 0, 0, None
         saved.append(s)
     node._saved = tuple(saved)
     node._n_outputs = 1
