@@ -121,19 +121,22 @@ class Mul(Elementwise):
         return result if result.dtype is dtype else result.astype(dtype, copy=False)  # bfloat16 * 0.3
 
     def backward(self, grad):
-        return _mul_grads(grad, *self.saved_tensors, *self.wanted)
+        a, b = self.saved_tensors
+        return (grad * conj_if_complex(b) if self.needs_grad(0) else None), (
+            grad * conj_if_complex(a) if self.needs_grad(1) else None)
 
-    def _evaluate_on_arrays(self, grads):  # (the engine's array path, without the general call's frames)
-        return _mul_grads(grads[0], *saved_arrays(self), *self.wanted)
+    def _evaluate_on_arrays(self, grads):
+        """``backward`` on arrays without the general call's frames; of one real dtype (``_uniform``, the engine's
+        common case) the conjugates are the values themselves."""
+        uniform = self._uniform
+        if uniform is None or uniform.kind == "c":
+            return super()._evaluate_on_arrays(grads)
+        (a, b), (wants_a, wants_b), grad = saved_arrays(self), self.wanted, grads[0]
+        return (grad * b if wants_a else None), (grad * a if wants_b else None)
 
     def jvp(self, inputs, outputs, tangents):  # d(ab) = da b + a db
         (a, b), (ta, tb) = inputs, tangents
         return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
-
-
-def _mul_grads(grad, a, b, wants_a: bool, wants_b: bool) -> tuple:
-    """d(ab)/da = b, d(ab)/db = a (conjugated for complex), for the inputs that want a gradient."""
-    return (grad * conj_if_complex(b) if wants_a else None), (grad * conj_if_complex(a) if wants_b else None)
 
 
 class Div(Elementwise):

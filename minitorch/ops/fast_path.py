@@ -20,6 +20,7 @@ raises PyTorch's error: the kernel has written nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from .. import _dtype
@@ -54,18 +55,32 @@ def step_aside(on: bool) -> None:
     stepped_aside += 1 if on else -1
 
 
-def _save_plan(cls, n: int) -> dict:
-    """For each combination of which of the ``n`` inputs want a gradient: ``(i, kept)`` for each index ``i`` of
-    ``save_inputs``, ``kept`` whether ``saved_when`` keeps a tensor there (a number is always kept: _save_input)."""
+def _save_plan(cls, n: int) -> tuple:
+    """For each combination of which of the ``n`` inputs want a gradient (index ``wants_x + 2 * wants_y``):
+    ``(i, kept)`` for each index ``i`` of ``save_inputs``, ``kept`` whether ``saved_when`` keeps a tensor there
+    (a number is always kept: _save_input)."""
     when = cls.saved_when or {}
-    return {wants: tuple((i, i not in when or any(wants[j] for j in when[i] if j < n)) for i in cls.save_inputs)
-            for wants in itertools.product((False, True), repeat=n)}
+    plans = {sum(w << k for k, w in enumerate(wants)):
+             tuple((i, i not in when or any(wants[j] for j in when[i] if j < n)) for i in cls.save_inputs)
+             for wants in itertools.product((False, True), repeat=n)}
+    return tuple(plans[k] for k in range(len(plans)))
 
 
-def _output(result, template, operands: tuple, storage: Storage) -> Tensor | None:
-    """The kernel's ``result`` as a new Tensor laid out as ``Elementwise.forward`` and ``from_array`` lay it out
-    (``Tensor._make`` and ``Storage``, inlined); None if it does not have the array dtype of ``template`` (the
-    caller then takes the general path)."""
+def _leaf_edge(t: Tensor) -> tuple:
+    """``edge_of(t)`` for a tensor with no grad_fn that is no view: its AccumulateGrad, while it lives."""
+    meta = t._meta
+    ref = meta.accumulator if meta is not None else None
+    node = ref() if ref is not None else None
+    return (node, 0) if node is not None else edge_of(t)
+
+
+def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, storage: Storage, record: bool,
+            x, y=_UNARY) -> Tensor | None:
+    """The kernel's ``result`` as a new Tensor on ``storage``'s device, laid out as ``Elementwise.forward`` and
+    ``from_array`` lay it out (``Tensor._make`` and ``Storage``, inlined), and, if ``record``, its node: what
+    ``Op._record`` records for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of
+    that dtype or numbers, written out for one and two operands (no lists: they are most of the cost of recording).
+    None if the result does not have the array dtype of ``template`` (the caller then takes the general path)."""
     if result.dtype is not template.dtype:
         return None
     if type(result) is _NDARRAY and (ndim := result.ndim) == 1:
@@ -74,26 +89,21 @@ def _output(result, template, operands: tuple, storage: Storage) -> Tensor | Non
         buffer = result.ravel()
     else:
         buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
-    s = _new(Storage)
-    s.data, s.backend, s.device, s.dtype, s.version = buffer, _CPU, storage.device, storage.dtype, 0
-    t = _new(Tensor)
-    t._array, t._storage, t._offset, t._requires_grad, t._grad_fn, t._output_nr, t._meta, t._names = (
-        result, s, 0, False, None, 0, None, None)
-    return t
-
-
-def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
-    """``Op._record`` for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of that
-    dtype or numbers, written out for one and two operands (no lists: this is most of the cost of recording)."""
+    device, dtype = storage.device, storage.dtype
+    storage = _new(Storage)
+    storage.data, storage.backend, storage.device, storage.dtype, storage.version = buffer, _CPU, device, dtype, 0
+    out = _new(Tensor)
+    out._array, out._storage, out._offset, out._requires_grad, out._grad_fn, out._output_nr, out._meta, out._names = (
+        result, storage, 0, record, None, 0, None, None)
+    if not record:
+        return out
     node = _new(cls)
-    storage = out._storage
-    node.backend, node.device = _CPU, storage.device
-    result = out._array
+    node.backend, node.device = _CPU, device
     shape = result.shape
-    meta = (shape, storage.dtype)  # the metadata of an input of the output's shape, shared
+    meta = (shape, dtype)  # the metadata of an input of the output's shape, shared
     uniform = arrays  # (and every input wanting a gradient has the output's shape)
     if type(x) is Tensor and x._requires_grad:  # (edge_of, for a tensor that is no view)
-        edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else edge_of(x)
+        edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else _leaf_edge(x)
         if x._array.shape == shape:
             meta_x = meta
         else:
@@ -102,10 +112,10 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
         edge_x, meta_x = _NO_EDGE, None
     if y is _UNARY:
         node.next_functions, node._input_meta = (edge_x,), (meta_x,)
-        wants = (meta_x is not None,)
+        wants = meta_x is not None
     elif type(y) is Tensor:
         if y._requires_grad:
-            edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else edge_of(y)
+            edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else _leaf_edge(y)
             if y._array.shape == shape:
                 meta_y = meta
             else:
@@ -113,10 +123,10 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
         else:
             edge_y, meta_y = _NO_EDGE, None
         node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
-        wants = (meta_x is not None, meta_y is not None)
+        wants = (meta_x is not None) + 2 * (meta_y is not None)
     else:  # a trailing number is no input (a leading one is: ``2 - x``)
         node.next_functions, node._input_meta = (edge_x,), (meta_x,)
-        wants = (meta_x is not None, False)
+        wants = meta_x is not None
     node._arrays = arrays
     node._uniform = result.dtype if uniform else None
     saved = []
@@ -140,7 +150,7 @@ def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
     node._saved = tuple(saved)
     node._n_outputs = 1
     out._grad_fn = node
-    out._requires_grad = True
+    return out
 
 
 def _specialised(cls, n: int) -> tuple:
@@ -148,11 +158,11 @@ def _specialised(cls, n: int) -> tuple:
     return _save_plan(cls, n), bool(_new(cls).array_derivative)  # (an instance: Div's is a property)
 
 
-def unary(cls, general):
-    """``cls``'s fast ``apply(x)`` (a Unary op of ops/pointwise.py, whose kernel keeps a float dtype); ``general``
-    handles every other call."""
+def unary(cls, general, ufunc: str | None = None):
+    """``cls``'s fast ``apply(x)`` (a Unary op of ops/pointwise.py, whose kernel keeps a float dtype; ``ufunc``: the
+    name of the array library's ufunc that is its kernel, called directly); ``general`` handles every other call."""
     plan, arrays = _specialised(cls, 1)
-    kernel = cls.kernel
+    kernel = getattr(_XP, ufunc) if ufunc else functools.partial(cls.kernel, _XP)  # kernel(array)
 
     def apply(input):  # (the name of torch.exp's argument: torch.exp(input=x))
         x = input
@@ -171,14 +181,12 @@ def unary(cls, general):
             return general(x)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _output(kernel(_XP, x._array), x._array, (x._array,), storage)
+            array = x._array
+            out = _finish(cls, plan, arrays, kernel(array), array, (array,), storage,
+                          recording and x._requires_grad, x)
         finally:
             _FP_VARIABLE.reset(token)
-        if out is None:
-            return general(x)
-        if recording and x._requires_grad:
-            _record(cls, plan, arrays, out, x)
-        return out
+        return general(x) if out is None else out
 
     apply.__name__ = apply.__qualname__ = general.__name__
     apply.__doc__ = general.__doc__
@@ -224,16 +232,13 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             return general(self, other)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _output(kernel(*operands), template, operands, storage)
+            out = _finish(cls, plan, arrays, kernel(*operands), template, operands, storage, recording and (
+                (type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)), x, y)
         except (ValueError, OverflowError):  # broadcasting, or an int the dtype cannot hold: PyTorch's error
             out = None
         finally:
             _FP_VARIABLE.reset(token)
-        if out is None:
-            return general(self, other)
-        if recording and ((type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)):
-            _record(cls, plan, arrays, out, x, y)
-        return out
+        return general(self, other) if out is None else out
 
     apply.__name__ = apply.__qualname__ = getattr(general, "__name__", ufunc)
     apply.__doc__ = general.__doc__
