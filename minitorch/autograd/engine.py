@@ -369,6 +369,10 @@ def _first_grad(tensor, grad, create_graph: bool, owned: set):
     With ``create_graph`` the copy is recorded (CopyBackwards), as in PyTorch."""
     if not (tensor._dense and grad._dense):  # sparse, quantized, batched: their own layouts
         return grad.clone() if _memory_of(grad) in owned else grad
+    leaf, array = tensor._array, grad._array
+    if not create_graph and array.strides == leaf.strides and array.shape == leaf.shape and (
+            leaf.flags.c_contiguous and 0 not in leaf.strides and _memory_of(grad) not in owned):
+        return grad  # the common case, said quickly: both row-major alike (the check below would agree)
     shape, strides = tensor.shape, tensor.stride()
     dense = non_overlapping_and_dense(shape, strides)
     if not create_graph and _memory_of(grad) not in owned and _obeys_layout(grad, strides, dense):

@@ -43,10 +43,10 @@ class Add(Elementwise):
         return self.xp.add(a, b)
 
     def backward(self, grad):
-        alpha, (wants_a, wants_b) = self.alpha, self.wanted
-        return (grad if wants_a else None), (
-            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if wants_b else None
-        )
+        alpha, metas = self.alpha, self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
+        return (grad if metas[0] is not None else None), (
+            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if len(metas) > 1 and metas[1] is not None
+            else None)
 
     def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
         return self.backward(*grads)
@@ -71,10 +71,10 @@ class Sub(Elementwise):
         return self.xp.subtract(a, b)
 
     def backward(self, grad):
-        alpha, (wants_a, wants_b) = self.alpha, self.wanted
-        return (grad if wants_a else None), (
-            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if wants_b else None
-        )
+        alpha, metas = self.alpha, self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
+        return (grad if metas[0] is not None else None), (
+            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if len(metas) > 1 and metas[1] is not None
+            else None)
 
     def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
         return self.backward(*grads)
@@ -131,8 +131,9 @@ class Mul(Elementwise):
         uniform = self._uniform
         if uniform is None or uniform.kind == "c":
             return super()._evaluate_on_arrays(grads)
-        (a, b), (wants_a, wants_b), grad = saved_arrays(self), self.wanted, grads[0]
-        return (grad * b if wants_a else None), (grad * a if wants_b else None)
+        (a, b), metas, grad = saved_arrays(self), self._input_meta, grads[0]  # (needs_grad(i), inlined)
+        return (grad * b if metas[0] is not None else None), (
+            grad * a if len(metas) > 1 and metas[1] is not None else None)
 
     def jvp(self, inputs, outputs, tangents):  # d(ab) = da b + a db
         (a, b), (ta, tb) = inputs, tangents

@@ -129,16 +129,21 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
         wants = meta_x is not None
     node._arrays = arrays
     node._uniform = result.dtype if uniform else None
-    saved = []
-    for i, kept in plan[wants]:  # what save_inputs and saved_when keep
-        a = y if i else x
-        if type(a) is Tensor:
-            if kept:  # (SavedTensor(a), inlined)
-                t, a = a, _new(SavedTensor)
-                a.tensor, a.version, a.output_nr, a.history = t, t._storage.version, None, None
-            else:
-                a = None
-        saved.append(a)
+    saving = plan[wants]  # what save_inputs and saved_when keep
+    if saving:
+        saved = []
+        for i, kept in saving:
+            a = y if i else x
+            if type(a) is Tensor:
+                if kept:  # (SavedTensor(a), inlined)
+                    t, a = a, _new(SavedTensor)
+                    a.tensor, a.version, a.output_nr, a.history = t, t._storage.version, None, None
+                else:
+                    a = None
+            saved.append(a)
+        node._saved = tuple(saved)
+    else:
+        node._saved = ()
     if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output; Tensor._make inlined)
         alias = _new(Tensor)
         alias._array, alias._storage, alias._offset, alias._requires_grad, alias._grad_fn, alias._output_nr = (
@@ -146,8 +151,7 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
         alias._meta = alias._names = None
         s = _new(SavedTensor)
         s.tensor, s.version, s.output_nr, s.history = alias, 0, 0, None
-        saved.append(s)
-    node._saved = tuple(saved)
+        node._saved += (s,)
     node._n_outputs = 1
     out._grad_fn = node
     return out

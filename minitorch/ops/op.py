@@ -246,12 +246,6 @@ class Op(Node):
         metas = self._input_meta
         return i < len(metas) and metas[i] is not None
 
-    @property
-    def wanted(self) -> tuple[bool, bool]:
-        """``(needs_grad(0), needs_grad(1))`` in one call, for the hot two-input backwards."""
-        metas = self._input_meta
-        return metas[0] is not None, len(metas) > 1 and metas[1] is not None
-
     def _save_input(self, arg, i: int, metas: list):
         if not isinstance(arg, Tensor):
             return arg
