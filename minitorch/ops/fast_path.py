@@ -204,7 +204,10 @@ def binary(cls, ufunc: str, general, swap: bool = False):
     kernel = getattr(_XP, ufunc)
 
     def apply(self, other):  # (an operator method's arguments)
-        x, y = (other, self) if swap else (self, other)
+        if swap:
+            x, y = other, self
+        else:
+            x, y = self, other
         if type(x) is Tensor:
             storage = x._storage
             if type(y) is Tensor:
@@ -214,14 +217,17 @@ def binary(cls, ufunc: str, general, swap: bool = False):
                         meta is not None and (meta.base is not None or meta.is_inference)):
                     return general(self, other)
                 operands = x._array, y._array
+                wants = x._requires_grad or y._requires_grad
             elif type(y) is float or type(y) is int:
                 operands = x._array, y
+                wants = x._requires_grad
             else:
                 return general(self, other)
             template, t = x._array, x
         elif type(y) is Tensor and (type(x) is float or type(x) is int):
             storage, template, t = y._storage, y._array, y
             operands = x, template
+            wants = y._requires_grad
         else:
             return general(self, other)
         meta = t._meta
@@ -236,8 +242,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             return general(self, other)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _finish(cls, plan, arrays, kernel(*operands), template, operands, storage, recording and (
-                (type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)), x, y)
+            out = _finish(cls, plan, arrays, kernel(*operands), template, operands, storage, recording and wants, x, y)
         except (ValueError, OverflowError):  # broadcasting, or an int the dtype cannot hold: PyTorch's error
             out = None
         finally:
