@@ -144,6 +144,8 @@ def saved_arrays(node: Node) -> tuple:
     saved = node._saved
     if saved is None:
         raise RuntimeError(ERR_BACKWARD_TWICE)
+    if len(saved) == 1 and type(s := saved[0]) is SavedTensor and s.tensor._storage.version == s.version:
+        return (s.tensor._array,)  # (the common case of one value, said quickly)
     arrays = []
     for s in saved:
         if type(s) is SavedTensor:

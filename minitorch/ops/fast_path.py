@@ -11,7 +11,8 @@ calls the general path, unchanged:
   float16/float32/float64 dtype; a Python ``int`` or ``float`` operand keeps that dtype under PyTorch's
   promotion (a weak scalar), so the kernel is the bare ufunc, as ``promote`` would leave it;
 - no mode that changes dispatch or recording is on: named tensors, the tracer (``Op._tracer``), forward AD,
-  saved-tensor hooks, anomaly mode, inference mode, the profiler (``step_aside``).
+  saved-tensor hooks, anomaly mode, the profiler, the ONNX exporter (one count for all of them,
+  ``_dispatch_modes.holds``), inference mode.
 
 What it records is what ``Op._record`` records for that case (tests/test_fast_path.py compares the two).
 A kernel error (broadcasting, an int too large for the dtype) re-runs the call on the general path, which
@@ -23,17 +24,13 @@ from __future__ import annotations
 import functools
 import itertools
 
-from .. import _dtype
+from .. import _dispatch_modes, _dtype
 from .._backends.registry import backend_for
 from .._device import device as _device
 from .._grad_state import state as _grad_state
-from .._names import state as _names_state
-from ..autograd import anomaly, saved_hooks
-from ..autograd.forward_ad import state as _forward_ad
 from ..autograd.graph import SavedTensor, edge_of
 from ..storage import Storage
 from ..tensor import Tensor
-from .op import Op
 from .promotion import in_operands_layout
 
 _CPU = backend_for(_device("cpu"))
@@ -44,17 +41,6 @@ _FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and compl
 _new = object.__new__
 _NO_EDGE = (None, 0)  # the edge of an operand that wants no gradient
 _UNARY = object()  # the missing second operand of a one-input op
-# Features that must see every Op.apply (the profiler times it) set this while they are on: every call then
-# takes the general path.
-stepped_aside = 0
-
-
-def step_aside(on: bool) -> None:
-    """While ``on`` (counted: nested users), the fast paths call the general path for everything."""
-    global stepped_aside
-    stepped_aside += 1 if on else -1
-
-
 def _save_plan(cls, n: int) -> tuple:
     """For each combination of which of the ``n`` inputs want a gradient (index ``wants_x + 2 * wants_y``):
     ``(i, kept)`` for each index ``i`` of ``save_inputs``, ``kept`` whether ``saved_when`` keeps a tensor there
@@ -170,9 +156,7 @@ def unary(cls, general, ufunc: str | None = None):
 
     def apply(input):  # (the name of torch.exp's argument: torch.exp(input=x))
         x = input
-        # a mode the fast path does not handle: named tensors, the tracer, forward AD, saved-tensor hooks, anomaly
-        if type(x) is not Tensor or _names_state.active or Op._tracer is not None or _forward_ad.active or (
-                saved_hooks.active or anomaly._enabled or stepped_aside):
+        if type(x) is not Tensor or _dispatch_modes.holds:  # (a mode that must see every op is on)
             return general(x)
         meta = x._meta
         if meta is not None and (meta.base is not None or meta.is_inference):  # a view, or an inference tensor
@@ -234,8 +218,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
         if storage.backend is not _CPU or storage.dtype not in _FLOATS or (
                 meta is not None and (meta.base is not None or meta.is_inference)):
             return general(self, other)
-        if _names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active or (
-                anomaly._enabled or stepped_aside):  # the modes of unary's check
+        if _dispatch_modes.holds:  # (a mode that must see every op is on)
             return general(self, other)
         recording = _grad_state.enabled
         if not recording and _grad_state.inference:
