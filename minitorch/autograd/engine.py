@@ -87,7 +87,10 @@ def run_backward(
                 else:
                     grad_inputs = _call_node(node, as_tensors(node, grads))
             if not retain_graph:
-                node.release_saved()
+                if not node._releases_saved_only:
+                    node.release_saved()
+                elif node._saved:  # (Node.release_saved, inlined)
+                    node._saved = None
             for (child, nr), g in zip(node.next_functions, grad_inputs):  # 4. route each gradient down its edge
                 if child is None or (reach is not None and child not in reach):
                     continue

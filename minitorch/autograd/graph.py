@@ -114,6 +114,13 @@ class Node:
         if self._saved:
             self._saved = None
 
+    # whether release_saved is this one (the engine then releases inline: one call less per node)
+    _releases_saved_only = True
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._releases_saved_only = cls.release_saved is Node.release_saved
+
     # hooks ----------------------------------------------------------------------------------
     def register_prehook(self, fn) -> RemovableHandle:
         self._pre_hooks, handle = add_hook(self._pre_hooks, fn)
@@ -145,7 +152,10 @@ def saved_arrays(node: Node) -> tuple:
     if saved is None:
         raise RuntimeError(ERR_BACKWARD_TWICE)
     if len(saved) == 1 and type(s := saved[0]) is SavedTensor and s.tensor._storage.version == s.version:
-        return (s.tensor._array,)  # (the common case of one value, said quickly)
+        return (s.tensor._array,)  # (the common cases of one value, and of two, said quickly)
+    if len(saved) == 2 and type(s := saved[0]) is SavedTensor and type(t := saved[1]) is SavedTensor and (
+            s.tensor._storage.version == s.version and t.tensor._storage.version == t.version):
+        return s.tensor._array, t.tensor._array
     arrays = []
     for s in saved:
         if type(s) is SavedTensor:
