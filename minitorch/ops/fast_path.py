@@ -66,7 +66,8 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
     ``from_array`` lay it out (``Tensor._make`` and ``Storage``, inlined), and, if ``record``, its node: what
     ``Op._record`` records for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of
     that dtype or numbers, written out for one and two operands (no lists: they are most of the cost of recording).
-    None if the result does not have the array dtype of ``template`` (the caller then takes the general path)."""
+    None if the result does not have the array dtype of ``template`` (the caller then takes the general path).
+    (One attribute per statement: a tuple assignment would build and unpack a tuple.)"""
     if result.dtype is not template.dtype:
         return None
     if type(result) is _NDARRAY and (ndim := result.ndim) == 1:
@@ -75,16 +76,30 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
         buffer = result.ravel()
     else:
         buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
-    device, dtype = storage.device, storage.dtype
+    device = storage.device
+    dtype = storage.dtype
     storage = _new(Storage)
-    storage.data, storage.backend, storage.device, storage.dtype, storage.version = buffer, _CPU, device, dtype, 0
+    storage.data = buffer
+    storage.backend = _CPU
+    storage.device = device
+    storage.dtype = dtype
+    storage.version = 0
     out = _new(Tensor)
-    out._array, out._storage, out._offset, out._requires_grad, out._grad_fn, out._output_nr, out._meta, out._names = (
-        result, storage, 0, record, None, 0, None, None)
+    out._array = result
+    out._storage = storage
+    out._offset = 0
+    out._requires_grad = record
+    out._output_nr = 0
+    out._meta = None
+    out._names = None
     if not record:
+        out._grad_fn = None
         return out
-    node = _new(cls)
-    node.backend, node.device = _CPU, device
+    out._grad_fn = node = _new(cls)
+    node.backend = _CPU
+    node.device = device
+    node._n_outputs = 1
+    node._arrays = arrays
     shape = result.shape
     meta = (shape, dtype)  # the metadata of an input of the output's shape, shared
     uniform = arrays  # (and every input wanting a gradient has the output's shape)
@@ -93,11 +108,14 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
         if x._array.shape == shape:
             meta_x = meta
         else:
-            meta_x, uniform = (x._array.shape, meta[1]), False
+            meta_x = (x._array.shape, dtype)
+            uniform = False
     else:
-        edge_x, meta_x = _NO_EDGE, None
+        edge_x = _NO_EDGE
+        meta_x = None
     if y is _UNARY:
-        node.next_functions, node._input_meta = (edge_x,), (meta_x,)
+        node.next_functions = (edge_x,)
+        node._input_meta = (meta_x,)
         wants = meta_x is not None
     elif type(y) is Tensor:
         if y._requires_grad:
@@ -105,15 +123,18 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
             if y._array.shape == shape:
                 meta_y = meta
             else:
-                meta_y, uniform = (y._array.shape, meta[1]), False
+                meta_y = (y._array.shape, dtype)
+                uniform = False
         else:
-            edge_y, meta_y = _NO_EDGE, None
-        node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
+            edge_y = _NO_EDGE
+            meta_y = None
+        node.next_functions = (edge_x, edge_y)
+        node._input_meta = (meta_x, meta_y)
         wants = (meta_x is not None) + 2 * (meta_y is not None)
     else:  # a trailing number is no input (a leading one is: ``2 - x``)
-        node.next_functions, node._input_meta = (edge_x,), (meta_x,)
+        node.next_functions = (edge_x,)
+        node._input_meta = (meta_x,)
         wants = meta_x is not None
-    node._arrays = arrays
     node._uniform = result.dtype if uniform else None
     saving = plan[wants]  # what save_inputs and saved_when keep
     if saving:
@@ -122,8 +143,12 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
             a = y if i else x
             if type(a) is Tensor:
                 if kept:  # (SavedTensor(a), inlined)
-                    t, a = a, _new(SavedTensor)
-                    a.tensor, a.version, a.output_nr, a.history = t, t._storage.version, None, None
+                    entry = _new(SavedTensor)
+                    entry.tensor = a
+                    entry.version = a._storage.version
+                    entry.output_nr = None
+                    entry.history = None
+                    a = entry
                 else:
                     a = None
             saved.append(a)
@@ -132,14 +157,20 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, s
         node._saved = ()
     if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output; Tensor._make inlined)
         alias = _new(Tensor)
-        alias._array, alias._storage, alias._offset, alias._requires_grad, alias._grad_fn, alias._output_nr = (
-            result, storage, 0, False, None, 0)
-        alias._meta = alias._names = None
-        s = _new(SavedTensor)
-        s.tensor, s.version, s.output_nr, s.history = alias, 0, 0, None
-        node._saved += (s,)
-    node._n_outputs = 1
-    out._grad_fn = node
+        alias._array = result
+        alias._storage = storage
+        alias._offset = 0
+        alias._requires_grad = False
+        alias._grad_fn = None
+        alias._output_nr = 0
+        alias._meta = None
+        alias._names = None
+        entry = _new(SavedTensor)
+        entry.tensor = alias
+        entry.version = 0
+        entry.output_nr = 0
+        entry.history = None
+        node._saved += (entry,)
     return out
 
 
