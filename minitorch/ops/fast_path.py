@@ -60,19 +60,21 @@ def _leaf_edge(t: Tensor) -> tuple:
     return (node, 0) if node is not None else edge_of(t)
 
 
-def _finish(cls, plan: tuple, arrays: bool, result, template, operands: tuple, storage: Storage, record: bool,
-            x, y=_UNARY) -> Tensor | None:
+def _finish(cls, plan: tuple, arrays: bool, result, template, a, b, storage: Storage, record: bool, x,
+            y=_UNARY) -> Tensor | None:
     """The kernel's ``result`` as a new Tensor on ``storage``'s device, laid out as ``Elementwise.forward`` and
     ``from_array`` lay it out (``Tensor._make`` and ``Storage``, inlined), and, if ``record``, its node: what
     ``Op._record`` records for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of
     that dtype or numbers, written out for one and two operands (no lists: they are most of the cost of recording).
+    ``a`` and ``b``: the kernel's operands (``b`` is ``_UNARY`` for one).
     None if the result does not have the array dtype of ``template`` (the caller then takes the general path).
     (One attribute per statement: a tuple assignment would build and unpack a tuple.)"""
     if result.dtype is not template.dtype:
         return None
     if type(result) is _NDARRAY and (ndim := result.ndim) == 1:
         buffer = result  # (its own 1-D buffer: a fresh 1-D result is contiguous)
-    elif type(result) is _NDARRAY and ndim and (result := in_operands_layout(result, operands, _XP)).flags.c_contiguous:
+    elif type(result) is _NDARRAY and ndim and (result := in_operands_layout(
+            result, (a,) if b is _UNARY else (a, b), _XP)).flags.c_contiguous:
         buffer = result.ravel()
     else:
         buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
@@ -201,7 +203,7 @@ def unary(cls, general, ufunc: str | None = None):
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
             array = x._array
-            out = _finish(cls, plan, arrays, kernel(array), array, (array,), storage,
+            out = _finish(cls, plan, arrays, kernel(array), array, array, _UNARY, storage,
                           recording and x._requires_grad, x)
         finally:
             _FP_VARIABLE.reset(token)
@@ -231,17 +233,17 @@ def binary(cls, ufunc: str, general, swap: bool = False):
                 if y_storage.dtype is not storage.dtype or y_storage.device is not storage.device or (
                         meta is not None and (meta.base is not None or meta.is_inference)):
                     return general(self, other)
-                operands = x._array, y._array
+                a, b = x._array, y._array
                 wants = x._requires_grad or y._requires_grad
             elif type(y) is float or type(y) is int:
-                operands = x._array, y
+                a, b = x._array, y
                 wants = x._requires_grad
             else:
                 return general(self, other)
-            template, t = x._array, x
+            template, t = a, x
         elif type(y) is Tensor and (type(x) is float or type(x) is int):
             storage, template, t = y._storage, y._array, y
-            operands = x, template
+            a, b = x, template
             wants = y._requires_grad
         else:
             return general(self, other)
@@ -256,7 +258,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             return general(self, other)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _finish(cls, plan, arrays, kernel(*operands), template, operands, storage, recording and wants, x, y)
+            out = _finish(cls, plan, arrays, kernel(a, b), template, a, b, storage, recording and wants, x, y)
         except (ValueError, OverflowError):  # broadcasting, or an int the dtype cannot hold: PyTorch's error
             out = None
         finally:
