@@ -43,13 +43,14 @@ class Add(Elementwise):
         return self.xp.add(a, b)
 
     def backward(self, grad):
-        alpha, metas = self.alpha, self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
+        alpha = self.alpha
+        metas = self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
         return (grad if metas[0] is not None else None), (
             (grad if alpha == 1 else grad * conj_if_complex(alpha)) if len(metas) > 1 and metas[1] is not None
             else None)
 
     def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
-        return self.backward(*grads)
+        return self.backward(grads[0])
 
     def jvp(self, inputs, outputs, tangents):  # d(a + alpha b) = da + alpha db
         ta, tb = tangents
@@ -71,13 +72,14 @@ class Sub(Elementwise):
         return self.xp.subtract(a, b)
 
     def backward(self, grad):
-        alpha, metas = self.alpha, self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
+        alpha = self.alpha
+        metas = self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
         return (grad if metas[0] is not None else None), (
             (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if len(metas) > 1 and metas[1] is not None
             else None)
 
     def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
-        return self.backward(*grads)
+        return self.backward(grads[0])
 
     def jvp(self, inputs, outputs, tangents):  # d(a - alpha b) = da - alpha db
         ta, tb = tangents
@@ -131,7 +133,9 @@ class Mul(Elementwise):
         uniform = self._uniform
         if uniform is None or uniform.kind == "c":
             return super()._evaluate_on_arrays(grads)
-        (a, b), metas, grad = saved_arrays(self), self._input_meta, grads[0]  # (needs_grad(i), inlined)
+        a, b = saved_arrays(self)
+        metas = self._input_meta  # (needs_grad(i), inlined)
+        grad = grads[0]
         return (grad * b if metas[0] is not None else None), (
             grad * a if len(metas) > 1 and metas[1] is not None else None)
 
