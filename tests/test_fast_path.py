@@ -65,6 +65,10 @@ def _operands():
     yield torch.randn((), requires_grad=True), torch.randn(())  # 0-dim: numpy returns a scalar
     yield torch.randn(4, 3).t(), torch.randn(3, 4)  # a transposed operand: numpy's 'K' order, then PyTorch's
     yield torch.randn(3, 4).t().contiguous(), torch.randn(1, 3, requires_grad=True)
+    weight = torch.nn.Parameter(torch.randn(3, 4))  # a parameter: a plain leaf for the fast path
+    yield weight, inner
+    yield weight, 2.0
+    yield torch.nn.Parameter(torch.randn(4), requires_grad=False), leaf
 
 
 @pytest.mark.parametrize("operator, op, reflected", BINARY)
@@ -192,5 +196,6 @@ def test_the_common_case_does_not_reach_op_apply(monkeypatch):
         getattr(out, slot)
     for slot in [s for s in Storage.__slots__ if s != "__weakref__"]:
         getattr(out._storage, slot)
+    (torch.nn.Parameter(torch.randn(3)) * 2).exp()  # a parameter: a leaf like any other
     with pytest.raises(AssertionError, match="Mul went through"):
-        torch.nn.Parameter(torch.randn(3)) * 2  # a subclass: the general path
+        torch.nn.Buffer(torch.randn(3)) * 2  # another subclass: the general path

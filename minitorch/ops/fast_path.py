@@ -6,8 +6,9 @@ it, and its ~17 Python frames per op cost more than the kernel. The functions bu
 with a few reads and then do the op's work in one frame (the kernel, the output Tensor, the node); anything else
 calls the general path, unchanged:
 
-- every tensor operand is a plain ``Tensor`` (not a subclass: Parameter, sparse, quantized and vmap's batched
-  tensors go to the general path), not a view and not an inference tensor, on the CPU backend, of one
+- every tensor operand is a plain ``Tensor`` or an ``nn.Parameter`` (a leaf Tensor and nothing more; other
+  subclasses: sparse, quantized and vmap's batched tensors go to the general path), not a view and not an
+  inference tensor, on the CPU backend, of one
   float16/float32/float64 dtype; a Python ``int`` or ``float`` operand keeps that dtype under PyTorch's
   promotion (a weak scalar), so the kernel is the bare ufunc, as ``promote`` would leave it;
 - no mode that changes dispatch or recording is on: named tensors, the tracer (``Op._tracer``), forward AD,
@@ -40,6 +41,13 @@ _FP_VARIABLE, _FP_QUIET = _CPU.quiet_fp_state  # numpy's floating-point state, s
 _FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and complex: the general path
 _new = object.__new__
 _NO_EDGE = (None, 0)  # the edge of an operand that wants no gradient
+_Parameter = Tensor  # nn.Parameter once nn is imported (accept_parameters): taken as a plain Tensor
+
+
+def accept_parameters(cls: type) -> None:
+    """Let ``cls`` (nn.Parameter, which defines no op behaviour of its own) take the fast paths as a Tensor."""
+    global _Parameter
+    _Parameter = cls
 _UNARY = object()  # the missing second operand of a one-input op
 def _save_plan(cls, n: int) -> tuple:
     """For each combination of which of the ``n`` inputs want a gradient (index ``wants_x + 2 * wants_y``):
@@ -105,7 +113,7 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, a, b, storage: Sto
     shape = result.shape
     meta = (shape, dtype)  # the metadata of an input of the output's shape, shared
     uniform = arrays  # (and every input wanting a gradient has the output's shape)
-    if type(x) is Tensor and x._requires_grad:  # (edge_of, for a tensor that is no view)
+    if (type(x) is Tensor or type(x) is _Parameter) and x._requires_grad:  # (edge_of, for a tensor that is no view)
         edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else _leaf_edge(x)
         if x._array.shape == shape:
             meta_x = meta
@@ -119,7 +127,7 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, a, b, storage: Sto
         node.next_functions = (edge_x,)
         node._input_meta = (meta_x,)
         wants = meta_x is not None
-    elif type(y) is Tensor:
+    elif type(y) is Tensor or type(y) is _Parameter:
         if y._requires_grad:
             edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else _leaf_edge(y)
             if y._array.shape == shape:
@@ -143,7 +151,7 @@ def _finish(cls, plan: tuple, arrays: bool, result, template, a, b, storage: Sto
         saved = []
         for i, kept in saving:
             a = y if i else x
-            if type(a) is Tensor:
+            if type(a) is Tensor or type(a) is _Parameter:
                 if kept:  # (SavedTensor(a), inlined)
                     entry = _new(SavedTensor)
                     entry.tensor = a
@@ -189,8 +197,8 @@ def unary(cls, general, ufunc: str | None = None):
 
     def apply(input):  # (the name of torch.exp's argument: torch.exp(input=x))
         x = input
-        if type(x) is not Tensor or _dispatch_modes.holds:  # (a mode that must see every op is on)
-            return general(x)
+        if (type(x) is not Tensor and type(x) is not _Parameter) or _dispatch_modes.holds:
+            return general(x)  # (another type, or a mode that must see every op is on)
         meta = x._meta
         if meta is not None and (meta.base is not None or meta.is_inference):  # a view, or an inference tensor
             return general(x)
@@ -225,9 +233,9 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             x, y = other, self
         else:
             x, y = self, other
-        if type(x) is Tensor:
+        if type(x) is Tensor or type(x) is _Parameter:
             storage = x._storage
-            if type(y) is Tensor:
+            if type(y) is Tensor or type(y) is _Parameter:
                 y_storage = y._storage
                 meta = y._meta
                 if y_storage.dtype is not storage.dtype or y_storage.device is not storage.device or (
@@ -241,7 +249,7 @@ def binary(cls, ufunc: str, general, swap: bool = False):
             else:
                 return general(self, other)
             template, t = a, x
-        elif type(y) is Tensor and (type(x) is float or type(x) is int):
+        elif (type(y) is Tensor or type(y) is _Parameter) and (type(x) is float or type(x) is int):
             storage, template, t = y._storage, y._array, y
             a, b = x, template
             wants = y._requires_grad
