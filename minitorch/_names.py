@@ -15,6 +15,8 @@ import os
 import sys
 import warnings
 
+from . import _dispatch_modes
+
 
 class _State:
     """``active``: some tensor has had a dimension name in this process (never turns false again). A slot, so the
@@ -39,6 +41,7 @@ def _activate() -> None:
     """The first name in the process: PyTorch's one-time warning, and the dispatcher starts looking at names."""
     if not state.active:
         state.active = True
+        _dispatch_modes.hold(True)  # (for good: names stay on)
         frame, level = sys._getframe(0), 1  # the warning points at the user's line (ops.arguments.user_stacklevel)
         while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
             frame, level = frame.f_back, level + 1

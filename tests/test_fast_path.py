@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minitorch as torch
+from minitorch import _dispatch_modes
 from minitorch._names import state as names_state
 from minitorch.autograd.graph import SavedTensor
 from minitorch.ops import arithmetic, pointwise
@@ -64,6 +65,10 @@ def _operands():
     yield torch.randn((), requires_grad=True), torch.randn(())  # 0-dim: numpy returns a scalar
     yield torch.randn(4, 3).t(), torch.randn(3, 4)  # a transposed operand: numpy's 'K' order, then PyTorch's
     yield torch.randn(3, 4).t().contiguous(), torch.randn(1, 3, requires_grad=True)
+    weight = torch.nn.Parameter(torch.randn(3, 4))  # a parameter: a plain leaf for the fast path
+    yield weight, inner
+    yield weight, 2.0
+    yield torch.nn.Parameter(torch.randn(4), requires_grad=False), leaf
 
 
 @pytest.mark.parametrize("operator, op, reflected", BINARY)
@@ -135,6 +140,39 @@ def test_modes_route_to_the_general_path():
     assert len(packed) == 3
 
 
+@pytest.mark.filterwarnings("ignore:Anomaly Detection")
+def test_each_mode_counts_itself_while_on_and_only_then():
+    """The fast paths read one count of the modes that must see every op: each mode adds itself on the way in
+    and takes itself out on the way out, also when nested or suspended."""
+    import minitorch.autograd.forward_ad as fwAD
+
+    base = _dispatch_modes.holds
+    seen = []
+
+    def count(*_):
+        seen.append(_dispatch_modes.holds - base)
+
+    with fwAD.dual_level():
+        count()
+        x = fwAD.make_dual(torch.randn(3), torch.ones(3))
+        assert fwAD.unpack_dual(x.exp()).tangent is not None  # a jvp rule suspends forward AD, then resumes it
+        count()
+    with torch.autograd.detect_anomaly():
+        count()
+        with torch.autograd.detect_anomaly():
+            count()
+        count()
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            count()
+    with torch.profiler.profile():
+        count()
+    compiled = torch.compile(lambda t: (count(), t * 2)[1])
+    compiled(torch.randn(3))  # traced: the tracer is installed while the function runs
+    assert seen == [1, 1, 1, 1, 1, 1, 1, 1]
+    assert _dispatch_modes.holds == base
+
+
 def test_the_profiler_times_every_op():
     x = torch.randn(3, requires_grad=True)
     with torch.profiler.profile() as prof:
@@ -152,10 +190,12 @@ def test_the_common_case_does_not_reach_op_apply(monkeypatch):
     monkeypatch.setattr(Op, "apply", classmethod(refuse))
     # (a named tensor made earlier in this process turns name inference on for good: the fast paths step aside)
     monkeypatch.setattr(names_state, "active", False)
+    monkeypatch.setattr(_dispatch_modes, "holds", 0)
     out = (2 - ((x + y) * x - 1.5 / y.exp()).tanh() * 3) / 2
     for slot in [s for s in Tensor.__slots__ if s != "__weakref__"]:  # every slot written (Tensor._make's)
         getattr(out, slot)
     for slot in [s for s in Storage.__slots__ if s != "__weakref__"]:
         getattr(out._storage, slot)
+    (torch.nn.Parameter(torch.randn(3)) * 2).exp()  # a parameter: a leaf like any other
     with pytest.raises(AssertionError, match="Mul went through"):
-        torch.nn.Parameter(torch.randn(3)) * 2  # a subclass: the general path
+        torch.nn.Buffer(torch.randn(3)) * 2  # another subclass: the general path

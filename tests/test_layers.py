@@ -48,7 +48,7 @@ def test_the_table_is_what_tensor_has():
 # the layers, bottom to top (DESIGN.md): a module imports only from its own layer or the ones below --------------
 LAYERS = [
     ("dtypes, devices, layouts and grad-mode flags", ["_dtype", "_device", "layout", "memory_format", "_grad_state",
-                                                      "_trace_state"]),
+                                                      "_trace_state", "_dispatch_modes"]),
     ("backends", ["_backends"]),
     ("storage", ["storage"]),
     ("geometry", ["_geometry"]),

@@ -13,6 +13,8 @@ import sys
 import traceback
 import warnings
 
+from .. import _dispatch_modes
+
 _enabled = False
 _check_nan = True
 
@@ -28,6 +30,8 @@ def is_anomaly_check_nan_enabled() -> bool:
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn anomaly mode on or off (``torch.set_anomaly_enabled``)."""
     global _enabled, _check_nan
+    if bool(enabled) != _enabled:
+        _dispatch_modes.hold(bool(enabled))
     _enabled, _check_nan = bool(enabled), bool(check_nan)
 
 

@@ -9,22 +9,29 @@ holds everything that knows a gradient may be an array; ``engine.py`` only asks 
 
 from __future__ import annotations
 
-import contextlib
-
 from .anomaly import report_failure
 from .graph import Node
 
 
-@contextlib.contextmanager
-def quiet_floating_point(tensors):
+class quiet_floating_point:
     """Derivatives evaluated on arrays stay as quiet as the kernels (PyTorch never warns on 1/0 or
-    overflow; ops.promotion.Elementwise silences numpy the same way around each kernel)."""
-    states = {id(state[0]): state for t in tensors if (state := t._storage.backend.quiet_fp_state) is not None}
-    tokens = [(variable, variable.set(value)) for variable, value in states.values()]
-    try:
-        yield
-    finally:
-        for variable, token in reversed(tokens):
+    overflow; ops.promotion.Elementwise silences numpy the same way around each kernel): the quiet state of
+    each backend of ``tensors``, for the block. (A class, not a generator: every backward() enters one.)"""
+
+    __slots__ = ("tensors", "tokens")
+
+    def __init__(self, tensors) -> None:
+        self.tensors = tensors
+
+    def __enter__(self) -> None:
+        self.tokens = tokens = []
+        for t in self.tensors:
+            state = t._storage.backend.quiet_fp_state
+            if state is not None and all(state[0] is not variable for variable, _ in tokens):
+                tokens.append((state[0], state[0].set(state[1])))
+
+    def __exit__(self, *exc) -> None:
+        for variable, token in reversed(self.tokens):
             variable.reset(token)
 
 

@@ -48,11 +48,11 @@ def run_backward(
     if _trace_state.tracer is not None:  # inside minitorch.compile's trace: the plan cannot replay a backward
         _trace_state.backward_called()
     root = GraphRoot([edge_of(t) for t in outputs], tuple(grad_outputs))
-    dependencies, reach, captured = _plan(root, inputs)  # 1. discover and count
+    # 1. discover and count; ``buffers``: per node, the gradients arrived for each of its outputs
+    dependencies, buffers, reach, captured = _plan(root, inputs)
     # (inside a dual level backward runs on Tensors: forward-over-reverse needs the tangents of saved values)
     on_arrays = not create_graph and not is_anomaly_enabled() and not forward_ad.state.active
     owned = {_memory_of(g) for g in grad_outputs}  # memory a .grad may not share with another
-    buffers: dict[Node, list] = {root: [None]}  # per node: the gradients arrived for each output
     ready = [root]
     # A node that runs on arrays without hooks, towards no inputs= (nearly every node of a training step) takes
     # the first branch: none of the checks of the second (hooks, capture, leaves, the root) can apply to it.
@@ -66,7 +66,11 @@ def run_backward(
             node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
             if plain and node._arrays and not node._hooked:  # 3. call its backward
-                grad_inputs = call_on_arrays(node, grads, _call_node)
+                uniform = node._uniform
+                if uniform is not None and len(grads) == 1 and getattr(grads[0], "dtype", None) is uniform:
+                    grad_inputs = node._evaluate_on_arrays(grads)  # (call_on_arrays's case with nothing to check)
+                else:
+                    grad_inputs = call_on_arrays(node, grads, _call_node)
             else:
                 if node._hooked or type(node) is AccumulateGrad:
                     grads = _run_tensor_pre_hooks(node, as_tensors(node, grads), create_graph, owned)
@@ -83,15 +87,17 @@ def run_backward(
                 else:
                     grad_inputs = _call_node(node, as_tensors(node, grads))
             if not retain_graph:
-                node.release_saved()
+                if not node._releases_saved_only:
+                    node.release_saved()
+                elif node._saved:  # (Node.release_saved, inlined)
+                    node._saved = None
             for (child, nr), g in zip(node.next_functions, grad_inputs):  # 4. route each gradient down its edge
                 if child is None or (reach is not None and child not in reach):
                     continue
-                slots = buffers.get(child)
-                if slots is None:
-                    slots = buffers[child] = [None] * child._n_outputs
                 if g is not None:
-                    slots[nr] = g if slots[nr] is None else add_grads(child, nr, slots[nr], g)
+                    slots = buffers[child]
+                    old = slots[nr]  # (add_grads's first case inlined: two of one kind add as they are)
+                    slots[nr] = g if old is None else old + g if type(old) is type(g) else add_grads(child, nr, old, g)
                 count = dependencies[child] - 1
                 dependencies[child] = count
                 if not count:
@@ -129,16 +135,18 @@ class GraphTask:
 
 
 def _plan(root: Node, inputs) -> tuple:
-    """What the loop needs before it starts: each node's count of incoming edges; with ``inputs``
-    (``autograd.grad``), also ``reach`` (the nodes on a path to an input) and ``captured`` (the inputs'
-    edges, the gradients that arrive there, filled by ``_capture``, and the nodes that must run)."""
+    """What the loop needs before it starts: each node's count of incoming edges and its empty gradient
+    slots; with ``inputs`` (``autograd.grad``), also ``reach`` (the nodes on a path to an input) and
+    ``captured`` (the inputs' edges, the gradients that arrive there, filled by ``_capture``, and the nodes
+    that must run)."""
     if inputs is None:
-        return _count_dependencies(root), None, None
+        return *_count_dependencies(root), None, None
     input_edges = [edge_of(t) for t in inputs]
     children = _discover(root)
     wanted = _nodes_leading_to({node for node, _ in input_edges}, children)
     captured = {"edges": input_edges, "grads": dict.fromkeys(input_edges), "runs": wanted["runs"]}
-    return _count_wanted_dependencies(children, wanted), wanted["reach"], captured
+    buffers = {node: [None] * node._n_outputs for node in children}
+    return _count_wanted_dependencies(children, wanted), buffers, wanted["reach"], captured
 
 
 def _capture(node: Node, grads: list, captured: dict) -> bool:
@@ -181,10 +189,11 @@ def _nodes_leading_to(targets: set, children: dict) -> dict:
     return {"reach": reach, "runs": runs}
 
 
-def _count_dependencies(root: Node) -> dict[Node, int]:
-    """Every node below ``root`` with the number of edges reaching it, in one depth-first pass (a node
-    runs once that many gradients have arrived)."""
+def _count_dependencies(root: Node) -> tuple[dict, dict]:
+    """Every node below ``root`` with the number of edges reaching it (a node runs once that many gradients
+    have arrived), and with its empty gradient slots, in one depth-first pass."""
     dependencies = {root: 0}
+    buffers = {root: [None]}
     stack = [root]
     while stack:
         for child, _ in stack.pop().next_functions:
@@ -192,10 +201,11 @@ def _count_dependencies(root: Node) -> dict[Node, int]:
                 count = dependencies.get(child)
                 if count is None:
                     dependencies[child] = 1
+                    buffers[child] = [None] * child._n_outputs
                     stack.append(child)
                 else:
                     dependencies[child] = count + 1
-    return dependencies
+    return dependencies, buffers
 
 
 def _count_wanted_dependencies(children: dict, wanted: dict) -> dict[Node, int]:
@@ -362,6 +372,10 @@ def _first_grad(tensor, grad, create_graph: bool, owned: set):
     With ``create_graph`` the copy is recorded (CopyBackwards), as in PyTorch."""
     if not (tensor._dense and grad._dense):  # sparse, quantized, batched: their own layouts
         return grad.clone() if _memory_of(grad) in owned else grad
+    leaf, array = tensor._array, grad._array
+    if not create_graph and array.strides == leaf.strides and array.shape == leaf.shape and (
+            leaf.flags.c_contiguous and 0 not in leaf.strides and _memory_of(grad) not in owned):
+        return grad  # the common case, said quickly: both row-major alike (the check below would agree)
     shape, strides = tensor.shape, tensor.stride()
     dense = non_overlapping_and_dense(shape, strides)
     if not create_graph and _memory_of(grad) not in owned and _obeys_layout(grad, strides, dense):

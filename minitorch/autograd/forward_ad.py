@@ -21,6 +21,7 @@ import contextlib
 import weakref
 from typing import NamedTuple
 
+from .. import _dispatch_modes
 from ..creation import zeros
 from ..tensor import Tensor
 from .grad_mode import _DecoratorContextManager
@@ -29,11 +30,22 @@ __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_le
 
 
 class _State:
-    __slots__ = ("active", "level")
+    __slots__ = ("_active", "level")
 
     def __init__(self):
-        self.active = False  # a level is open and no jvp rule is running: ops propagate tangents
+        self._active = False
         self.level = -1  # PyTorch's _current_level: -1 when no level is open
+
+    @property
+    def active(self) -> bool:
+        """A level is open and no jvp rule is running: ops propagate tangents."""
+        return self._active
+
+    @active.setter
+    def active(self, on: bool) -> None:
+        if on != self._active:
+            _dispatch_modes.hold(on)
+            self._active = on
 
 
 state = _State()

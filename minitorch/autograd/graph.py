@@ -106,22 +106,20 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        if self._on_arrays:  # the version check of SavedTensor.unpack, then the bare array
-            arrays = []
-            for s in saved:
-                if type(s) is SavedTensor:
-                    if s.tensor._storage.version != s.version:
-                        raise RuntimeError(_modified_message(s.tensor, self, s, s.tensor._storage.version))
-                    s = s.tensor._array
-                elif type(s) is PackedSavedTensor:
-                    s = s.unpack(self)._array
-                arrays.append(s)
-            return tuple(arrays)
+        if self._on_arrays:
+            return saved_arrays(self)
         return tuple([s.unpack(self) if type(s) is SavedTensor or type(s) is PackedSavedTensor else s for s in saved])
 
     def release_saved(self) -> None:
         if self._saved:
             self._saved = None
+
+    # whether release_saved is this one (the engine then releases inline: one call less per node)
+    _releases_saved_only = True
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._releases_saved_only = cls.release_saved is Node.release_saved
 
     # hooks ----------------------------------------------------------------------------------
     def register_prehook(self, fn) -> RemovableHandle:
@@ -145,6 +143,30 @@ class Node:
 
     def __call__(self, *grad_outputs):
         return self._evaluate(*grad_outputs)
+
+
+def saved_arrays(node: Node) -> tuple:
+    """``node.saved_tensors`` as the engine's array path reads them: the version check of ``SavedTensor.unpack``,
+    then the bare arrays (numbers and None as saved)."""
+    saved = node._saved
+    if saved is None:
+        raise RuntimeError(ERR_BACKWARD_TWICE)
+    if len(saved) == 1 and type(s := saved[0]) is SavedTensor and s.tensor._storage.version == s.version:
+        return (s.tensor._array,)  # (the common cases of one value, and of two, said quickly)
+    if len(saved) == 2 and type(s := saved[0]) is SavedTensor and type(t := saved[1]) is SavedTensor and (
+            s.tensor._storage.version == s.version and t.tensor._storage.version == t.version):
+        return s.tensor._array, t.tensor._array
+    arrays = []
+    for s in saved:
+        if type(s) is SavedTensor:
+            tensor = s.tensor
+            if tensor._storage.version != s.version:
+                raise RuntimeError(_modified_message(tensor, node, s, tensor._storage.version))
+            s = tensor._array
+        elif type(s) is PackedSavedTensor:
+            s = s.unpack(node)._array
+        arrays.append(s)
+    return tuple(arrays)
 
 
 class AccumulateGrad(Node):

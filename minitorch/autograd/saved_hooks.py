@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .. import _dispatch_modes
 from ..tensor import Tensor
 
 
@@ -38,7 +39,10 @@ _count_lock = threading.Lock()
 def _count(change: int) -> None:
     global active
     with _count_lock:
+        was = active
         active += change
+        if not was or not active:  # off to on, or on to off
+            _dispatch_modes.hold(bool(active))
 
 
 class saved_tensors_hooks:  # noqa: N801 (PyTorch's name)

@@ -484,6 +484,7 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
         node._saved = tuple(saved)
         traced = step.traced
         node._input_meta, node.next_functions, node._n_outputs = traced._input_meta, traced.edges, traced._n_outputs
+        node._uniform = traced._uniform  # (a node's array path may read it)
         try:
             grads = node._evaluate_on_arrays(incoming)
         except NotFusable:

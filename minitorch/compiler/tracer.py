@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 from typing import Any
 
-from .. import _trace_state
+from .. import _dispatch_modes, _trace_state
 from ..autograd import api as autograd_api
 from ..autograd import grad_mode
 from ..autograd.graph import SavedTensor
@@ -82,6 +82,14 @@ class Detach:
     row_major_output = False
 
 
+def _install(tracer) -> None:
+    """``tracer`` (or None) as the hook of dispatch (``Op._tracer``) and of ``_trace_state``, counted in
+    ``_dispatch_modes`` while one is installed (the fast paths then call the general path)."""
+    if (Op._tracer is None) != (tracer is None):
+        _dispatch_modes.hold(tracer is not None)
+    Op._tracer = _trace_state.tracer = tracer
+
+
 class Hooks:
     """What the tracer and the guided replayer (pieces.py) share: installing themselves as the hooks of dispatch
     and ``_trace_state``, and pausing while something must run as in eager mode (an eager step, ``backward()``,
@@ -92,8 +100,7 @@ class Hooks:
 
     def start(self) -> None:
         self.active = True
-        Op._tracer = self
-        _trace_state.tracer = self
+        _install(self)
         self._run_backward = original = autograd_api.run_backward
         hooks = self
 
@@ -108,8 +115,7 @@ class Hooks:
         if not self.active:
             return
         self.active = False
-        Op._tracer = None
-        _trace_state.tracer = None
+        _install(None)
         autograd_api.run_backward = self._run_backward
 
     @contextlib.contextmanager
@@ -119,15 +125,13 @@ class Hooks:
             yield
             return
         self.paused = True
-        Op._tracer = None
-        _trace_state.tracer = None
+        _install(None)
         try:
             yield
         finally:
             self.paused = False
             if self.active:
-                Op._tracer = self
-                _trace_state.tracer = self
+                _install(self)
 
     def eager_call(self, fn, args, kwargs, reason: str):
         """``fn(*args, **kwargs)`` run eagerly (``torch.compiler.disable``)."""

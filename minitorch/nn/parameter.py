@@ -5,6 +5,7 @@ from __future__ import annotations
 import weakref
 
 from ..creation import empty
+from ..ops import fast_path
 from ..tensor import Tensor
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
@@ -44,6 +45,9 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol):
         raise TypeError("minitorch parameters are not picklable; use minitorch.save(module.state_dict())")
+
+
+fast_path.accept_parameters(Parameter)  # ops on parameters take the fast paths of plain tensors
 
 
 class Buffer(Tensor):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from ..ops import fast_path, inplace
+from .. import _dispatch_modes
+from ..ops import inplace
 from ..ops.op import Op
 from ..tensor import Tensor
 
@@ -108,14 +109,14 @@ def record():
             recording.events.append(InplaceWrite(self, result, _versions((self, result))))
 
     try:
-        fast_path.step_aside(True)  # every op through the swapped applies
+        _dispatch_modes.hold(True)  # every op through the swapped applies
         for cls, original in originals.items():
             cls.apply = _recording_apply(original, recording)
         inplace.write_result = write_result
         inplace._update_in_place = _general_path  # x += y: through an op and write_result, not one ufunc
         yield recording
     finally:
-        fast_path.step_aside(False)
+        _dispatch_modes.hold(False)
         for cls, original in originals.items():
             cls.apply = original
         inplace.write_result = original_write

@@ -13,6 +13,7 @@ import numbers
 
 from .._backends.dtypes import is_bfloat16
 from .._dtype import scalar_type_name
+from ..autograd.graph import saved_arrays
 from ..creation import zeros_like
 from ..tensor import Tensor
 from .arguments import type_name
@@ -43,9 +44,13 @@ class Add(Elementwise):
 
     def backward(self, grad):
         alpha = self.alpha
-        return (grad if self.needs_grad(0) else None), (
-            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if self.needs_grad(1) else None
-        )
+        metas = self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
+        return (grad if metas[0] is not None else None), (
+            (grad if alpha == 1 else grad * conj_if_complex(alpha)) if len(metas) > 1 and metas[1] is not None
+            else None)
+
+    def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
+        return self.backward(grads[0])
 
     def jvp(self, inputs, outputs, tangents):  # d(a + alpha b) = da + alpha db
         ta, tb = tangents
@@ -68,9 +73,13 @@ class Sub(Elementwise):
 
     def backward(self, grad):
         alpha = self.alpha
-        return (grad if self.needs_grad(0) else None), (
-            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if self.needs_grad(1) else None
-        )
+        metas = self._input_meta  # (needs_grad(0) and (1), inlined: a hot backward)
+        return (grad if metas[0] is not None else None), (
+            (-grad if alpha == 1 else grad * -conj_if_complex(alpha)) if len(metas) > 1 and metas[1] is not None
+            else None)
+
+    def _evaluate_on_arrays(self, grads):  # backward reads no saved value: on arrays it is the same call
+        return self.backward(grads[0])
 
     def jvp(self, inputs, outputs, tangents):  # d(a - alpha b) = da - alpha db
         ta, tb = tangents
@@ -117,6 +126,18 @@ class Mul(Elementwise):
         a, b = self.saved_tensors
         return (grad * conj_if_complex(b) if self.needs_grad(0) else None), (
             grad * conj_if_complex(a) if self.needs_grad(1) else None)
+
+    def _evaluate_on_arrays(self, grads):
+        """``backward`` on arrays without the general call's frames; of one real dtype (``_uniform``, the engine's
+        common case) the conjugates are the values themselves."""
+        uniform = self._uniform
+        if uniform is None or uniform.kind == "c":
+            return super()._evaluate_on_arrays(grads)
+        a, b = saved_arrays(self)
+        metas = self._input_meta  # (needs_grad(i), inlined)
+        grad = grads[0]
+        return (grad * b if metas[0] is not None else None), (
+            grad * a if len(metas) > 1 and metas[1] is not None else None)
 
     def jvp(self, inputs, outputs, tangents):  # d(ab) = da b + a db
         (a, b), (ta, tb) = inputs, tangents

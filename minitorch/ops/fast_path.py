@@ -6,12 +6,14 @@ it, and its ~17 Python frames per op cost more than the kernel. The functions bu
 with a few reads and then do the op's work in one frame (the kernel, the output Tensor, the node); anything else
 calls the general path, unchanged:
 
-- every tensor operand is a plain ``Tensor`` (not a subclass: Parameter, sparse, quantized and vmap's batched
-  tensors go to the general path), not a view and not an inference tensor, on the CPU backend, of one
+- every tensor operand is a plain ``Tensor`` or an ``nn.Parameter`` (a leaf Tensor and nothing more; other
+  subclasses: sparse, quantized and vmap's batched tensors go to the general path), not a view and not an
+  inference tensor, on the CPU backend, of one
   float16/float32/float64 dtype; a Python ``int`` or ``float`` operand keeps that dtype under PyTorch's
   promotion (a weak scalar), so the kernel is the bare ufunc, as ``promote`` would leave it;
 - no mode that changes dispatch or recording is on: named tensors, the tracer (``Op._tracer``), forward AD,
-  saved-tensor hooks, anomaly mode, inference mode, the profiler (``step_aside``).
+  saved-tensor hooks, anomaly mode, the profiler, the ONNX exporter (one count for all of them,
+  ``_dispatch_modes.holds``), inference mode.
 
 What it records is what ``Op._record`` records for that case (tests/test_fast_path.py compares the two).
 A kernel error (broadcasting, an int too large for the dtype) re-runs the call on the general path, which
@@ -20,19 +22,16 @@ raises PyTorch's error: the kernel has written nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
-from .. import _dtype
+from .. import _dispatch_modes, _dtype
 from .._backends.registry import backend_for
 from .._device import device as _device
 from .._grad_state import state as _grad_state
-from .._names import state as _names_state
-from ..autograd import anomaly, saved_hooks
-from ..autograd.forward_ad import state as _forward_ad
 from ..autograd.graph import SavedTensor, edge_of
 from ..storage import Storage
 from ..tensor import Tensor
-from .op import Op
 from .promotion import in_operands_layout
 
 _CPU = backend_for(_device("cpu"))
@@ -42,94 +41,147 @@ _FP_VARIABLE, _FP_QUIET = _CPU.quiet_fp_state  # numpy's floating-point state, s
 _FLOATS = (_dtype.float32, _dtype.float64, _dtype.float16)  # bfloat16 and complex: the general path
 _new = object.__new__
 _NO_EDGE = (None, 0)  # the edge of an operand that wants no gradient
+_Parameter = Tensor  # nn.Parameter once nn is imported (accept_parameters): taken as a plain Tensor
+
+
+def accept_parameters(cls: type) -> None:
+    """Let ``cls`` (nn.Parameter, which defines no op behaviour of its own) take the fast paths as a Tensor."""
+    global _Parameter
+    _Parameter = cls
 _UNARY = object()  # the missing second operand of a one-input op
-# Features that must see every Op.apply (the profiler times it) set this while they are on: every call then
-# takes the general path.
-stepped_aside = 0
-
-
-def step_aside(on: bool) -> None:
-    """While ``on`` (counted: nested users), the fast paths call the general path for everything."""
-    global stepped_aside
-    stepped_aside += 1 if on else -1
-
-
-def _save_plan(cls, n: int) -> dict:
-    """For each combination of which of the ``n`` inputs want a gradient: ``(i, kept)`` for each index ``i`` of
-    ``save_inputs``, ``kept`` whether ``saved_when`` keeps a tensor there (a number is always kept: _save_input)."""
+def _save_plan(cls, n: int) -> tuple:
+    """For each combination of which of the ``n`` inputs want a gradient (index ``wants_x + 2 * wants_y``):
+    ``(i, kept)`` for each index ``i`` of ``save_inputs``, ``kept`` whether ``saved_when`` keeps a tensor there
+    (a number is always kept: _save_input)."""
     when = cls.saved_when or {}
-    return {wants: tuple((i, i not in when or any(wants[j] for j in when[i] if j < n)) for i in cls.save_inputs)
-            for wants in itertools.product((False, True), repeat=n)}
+    plans = {sum(w << k for k, w in enumerate(wants)):
+             tuple((i, i not in when or any(wants[j] for j in when[i] if j < n)) for i in cls.save_inputs)
+             for wants in itertools.product((False, True), repeat=n)}
+    return tuple(plans[k] for k in range(len(plans)))
 
 
-def _output(result, template, operands: tuple, storage: Storage) -> Tensor | None:
-    """The kernel's ``result`` as a new Tensor laid out as ``Elementwise.forward`` and ``from_array`` lay it out
-    (``Tensor._make`` and ``Storage``, inlined); None if it does not have the array dtype of ``template`` (the
-    caller then takes the general path)."""
+def _leaf_edge(t: Tensor) -> tuple:
+    """``edge_of(t)`` for a tensor with no grad_fn that is no view: its AccumulateGrad, while it lives."""
+    meta = t._meta
+    ref = meta.accumulator if meta is not None else None
+    node = ref() if ref is not None else None
+    return (node, 0) if node is not None else edge_of(t)
+
+
+def _finish(cls, plan: tuple, arrays: bool, result, template, a, b, storage: Storage, record: bool, x,
+            y=_UNARY) -> Tensor | None:
+    """The kernel's ``result`` as a new Tensor on ``storage``'s device, laid out as ``Elementwise.forward`` and
+    ``from_array`` lay it out (``Tensor._make`` and ``Storage``, inlined), and, if ``record``, its node: what
+    ``Op._record`` records for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of
+    that dtype or numbers, written out for one and two operands (no lists: they are most of the cost of recording).
+    ``a`` and ``b``: the kernel's operands (``b`` is ``_UNARY`` for one).
+    None if the result does not have the array dtype of ``template`` (the caller then takes the general path).
+    (One attribute per statement: a tuple assignment would build and unpack a tuple.)"""
     if result.dtype is not template.dtype:
         return None
-    if type(result) is _NDARRAY and (result.ndim < 2 or (result := in_operands_layout(result, operands, _XP))
-                                     .flags.c_contiguous):
+    if type(result) is _NDARRAY and (ndim := result.ndim) == 1:
+        buffer = result  # (its own 1-D buffer: a fresh 1-D result is contiguous)
+    elif type(result) is _NDARRAY and ndim and (result := in_operands_layout(
+            result, (a,) if b is _UNARY else (a, b), _XP)).flags.c_contiguous:
         buffer = result.ravel()
     else:
         buffer, result = _CPU.buffer_of(result)  # a numpy scalar (the result of 0-dim operands), or another layout
-    s = _new(Storage)
-    s.data, s.backend, s.device, s.dtype, s.version = buffer, _CPU, storage.device, storage.dtype, 0
-    t = _new(Tensor)
-    t._array, t._storage, t._offset, t._requires_grad, t._grad_fn, t._output_nr, t._meta, t._names = (
-        result, s, 0, False, None, 0, None, None)
-    return t
-
-
-def _record(cls, plan: dict, arrays: bool, out: Tensor, x, y=_UNARY) -> None:
-    """``Op._record`` for one output of a float dtype and operands ``x`` (and ``y``) that are plain tensors of that
-    dtype or numbers, written out for one and two operands (no lists: this is most of the cost of recording)."""
-    node = _new(cls)
-    storage = out._storage
-    node.backend, node.device = _CPU, storage.device
-    out_shape, dtype = out._array.shape, storage.dtype
-    uniform = arrays  # (and every input wanting a gradient has the output's shape)
-    if type(x) is Tensor and x._requires_grad:  # (edge_of, for a tensor that is no view)
-        edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else edge_of(x)
-        meta_x = (x._array.shape, dtype)
-        uniform = uniform and meta_x[0] == out_shape
-    else:
-        edge_x, meta_x = _NO_EDGE, None
-    if y is _UNARY:
-        node.next_functions, node._input_meta = (edge_x,), (meta_x,)
-        wants = (meta_x is not None,)
-    elif type(y) is Tensor:
-        if y._requires_grad:
-            edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else edge_of(y)
-            meta_y = (y._array.shape, dtype)
-            uniform = uniform and meta_y[0] == out_shape
-        else:
-            edge_y, meta_y = _NO_EDGE, None
-        node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
-        wants = (meta_x is not None, meta_y is not None)
-    else:  # a trailing number is no input (a leading one is: ``2 - x``)
-        node.next_functions, node._input_meta = (edge_x,), (meta_x,)
-        wants = (meta_x is not None, False)
-    node._arrays = arrays
-    node._uniform = out._array.dtype if uniform else None
-    saved = []
-    for i, kept in plan[wants]:  # what save_inputs and saved_when keep
-        a = y if i else x
-        if type(a) is Tensor:
-            if kept:  # (SavedTensor(a), inlined)
-                t, a = a, _new(SavedTensor)
-                a.tensor, a.version, a.output_nr, a.history = t, t._storage.version, None, None
-            else:
-                a = None
-        saved.append(a)
-    if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output)
-        s = _new(SavedTensor)
-        s.tensor, s.version, s.output_nr, s.history = Tensor._make(out._array, storage), 0, 0, None
-        saved.append(s)
-    node._saved = tuple(saved)
+    device = storage.device
+    dtype = storage.dtype
+    storage = _new(Storage)
+    storage.data = buffer
+    storage.backend = _CPU
+    storage.device = device
+    storage.dtype = dtype
+    storage.version = 0
+    out = _new(Tensor)
+    out._array = result
+    out._storage = storage
+    out._offset = 0
+    out._requires_grad = record
+    out._output_nr = 0
+    out._meta = None
+    out._names = None
+    if not record:
+        out._grad_fn = None
+        return out
+    out._grad_fn = node = _new(cls)
+    node.backend = _CPU
+    node.device = device
     node._n_outputs = 1
-    out._grad_fn = node
-    out._requires_grad = True
+    node._arrays = arrays
+    shape = result.shape
+    meta = (shape, dtype)  # the metadata of an input of the output's shape, shared
+    uniform = arrays  # (and every input wanting a gradient has the output's shape)
+    if (type(x) is Tensor or type(x) is _Parameter) and x._requires_grad:  # (edge_of, for a tensor that is no view)
+        edge_x = (x._grad_fn, x._output_nr) if x._grad_fn is not None else _leaf_edge(x)
+        if x._array.shape == shape:
+            meta_x = meta
+        else:
+            meta_x = (x._array.shape, dtype)
+            uniform = False
+    else:
+        edge_x = _NO_EDGE
+        meta_x = None
+    if y is _UNARY:
+        node.next_functions = (edge_x,)
+        node._input_meta = (meta_x,)
+        wants = meta_x is not None
+    elif type(y) is Tensor or type(y) is _Parameter:
+        if y._requires_grad:
+            edge_y = (y._grad_fn, y._output_nr) if y._grad_fn is not None else _leaf_edge(y)
+            if y._array.shape == shape:
+                meta_y = meta
+            else:
+                meta_y = (y._array.shape, dtype)
+                uniform = False
+        else:
+            edge_y = _NO_EDGE
+            meta_y = None
+        node.next_functions = (edge_x, edge_y)
+        node._input_meta = (meta_x, meta_y)
+        wants = (meta_x is not None) + 2 * (meta_y is not None)
+    else:  # a trailing number is no input (a leading one is: ``2 - x``)
+        node.next_functions = (edge_x,)
+        node._input_meta = (meta_x,)
+        wants = meta_x is not None
+    node._uniform = result.dtype if uniform else None
+    saving = plan[wants]  # what save_inputs and saved_when keep
+    if saving:
+        saved = []
+        for i, kept in saving:
+            a = y if i else x
+            if type(a) is Tensor or type(a) is _Parameter:
+                if kept:  # (SavedTensor(a), inlined)
+                    entry = _new(SavedTensor)
+                    entry.tensor = a
+                    entry.version = a._storage.version
+                    entry.output_nr = None
+                    entry.history = None
+                    a = entry
+                else:
+                    a = None
+            saved.append(a)
+        node._saved = tuple(saved)
+    else:
+        node._saved = ()
+    if cls.save_output:  # (SavedTensor(out, 0): a detached alias of the fresh output; Tensor._make inlined)
+        alias = _new(Tensor)
+        alias._array = result
+        alias._storage = storage
+        alias._offset = 0
+        alias._requires_grad = False
+        alias._grad_fn = None
+        alias._output_nr = 0
+        alias._meta = None
+        alias._names = None
+        entry = _new(SavedTensor)
+        entry.tensor = alias
+        entry.version = 0
+        entry.output_nr = 0
+        entry.history = None
+        node._saved += (entry,)
+    return out
 
 
 def _specialised(cls, n: int) -> tuple:
@@ -137,18 +189,16 @@ def _specialised(cls, n: int) -> tuple:
     return _save_plan(cls, n), bool(_new(cls).array_derivative)  # (an instance: Div's is a property)
 
 
-def unary(cls, general):
-    """``cls``'s fast ``apply(x)`` (a Unary op of ops/pointwise.py, whose kernel keeps a float dtype); ``general``
-    handles every other call."""
+def unary(cls, general, ufunc: str | None = None):
+    """``cls``'s fast ``apply(x)`` (a Unary op of ops/pointwise.py, whose kernel keeps a float dtype; ``ufunc``: the
+    name of the array library's ufunc that is its kernel, called directly); ``general`` handles every other call."""
     plan, arrays = _specialised(cls, 1)
-    kernel = cls.kernel
+    kernel = getattr(_XP, ufunc) if ufunc else functools.partial(cls.kernel, _XP)  # kernel(array)
 
     def apply(input):  # (the name of torch.exp's argument: torch.exp(input=x))
         x = input
-        # a mode the fast path does not handle: named tensors, the tracer, forward AD, saved-tensor hooks, anomaly
-        if type(x) is not Tensor or _names_state.active or Op._tracer is not None or _forward_ad.active or (
-                saved_hooks.active or anomaly._enabled or stepped_aside):
-            return general(x)
+        if (type(x) is not Tensor and type(x) is not _Parameter) or _dispatch_modes.holds:
+            return general(x)  # (another type, or a mode that must see every op is on)
         meta = x._meta
         if meta is not None and (meta.base is not None or meta.is_inference):  # a view, or an inference tensor
             return general(x)
@@ -160,14 +210,12 @@ def unary(cls, general):
             return general(x)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _output(kernel(_XP, x._array), x._array, (x._array,), storage)
+            array = x._array
+            out = _finish(cls, plan, arrays, kernel(array), array, array, _UNARY, storage,
+                          recording and x._requires_grad, x)
         finally:
             _FP_VARIABLE.reset(token)
-        if out is None:
-            return general(x)
-        if recording and x._requires_grad:
-            _record(cls, plan, arrays, out, x)
-        return out
+        return general(x) if out is None else out
 
     apply.__name__ = apply.__qualname__ = general.__name__
     apply.__doc__ = general.__doc__
@@ -181,48 +229,49 @@ def binary(cls, ufunc: str, general, swap: bool = False):
     kernel = getattr(_XP, ufunc)
 
     def apply(self, other):  # (an operator method's arguments)
-        x, y = (other, self) if swap else (self, other)
-        if type(x) is Tensor:
+        if swap:
+            x, y = other, self
+        else:
+            x, y = self, other
+        if type(x) is Tensor or type(x) is _Parameter:
             storage = x._storage
-            if type(y) is Tensor:
+            if type(y) is Tensor or type(y) is _Parameter:
                 y_storage = y._storage
                 meta = y._meta
                 if y_storage.dtype is not storage.dtype or y_storage.device is not storage.device or (
                         meta is not None and (meta.base is not None or meta.is_inference)):
                     return general(self, other)
-                operands = x._array, y._array
+                a, b = x._array, y._array
+                wants = x._requires_grad or y._requires_grad
             elif type(y) is float or type(y) is int:
-                operands = x._array, y
+                a, b = x._array, y
+                wants = x._requires_grad
             else:
                 return general(self, other)
-            template, t = x._array, x
-        elif type(y) is Tensor and (type(x) is float or type(x) is int):
+            template, t = a, x
+        elif (type(y) is Tensor or type(y) is _Parameter) and (type(x) is float or type(x) is int):
             storage, template, t = y._storage, y._array, y
-            operands = x, template
+            a, b = x, template
+            wants = y._requires_grad
         else:
             return general(self, other)
         meta = t._meta
         if storage.backend is not _CPU or storage.dtype not in _FLOATS or (
                 meta is not None and (meta.base is not None or meta.is_inference)):
             return general(self, other)
-        if _names_state.active or Op._tracer is not None or _forward_ad.active or saved_hooks.active or (
-                anomaly._enabled or stepped_aside):  # the modes of unary's check
+        if _dispatch_modes.holds:  # (a mode that must see every op is on)
             return general(self, other)
         recording = _grad_state.enabled
         if not recording and _grad_state.inference:
             return general(self, other)
         token = _FP_VARIABLE.set(_FP_QUIET)
         try:
-            out = _output(kernel(*operands), template, operands, storage)
+            out = _finish(cls, plan, arrays, kernel(a, b), template, a, b, storage, recording and wants, x, y)
         except (ValueError, OverflowError):  # broadcasting, or an int the dtype cannot hold: PyTorch's error
             out = None
         finally:
             _FP_VARIABLE.reset(token)
-        if out is None:
-            return general(self, other)
-        if recording and ((type(x) is Tensor and x._requires_grad) or (type(y) is Tensor and y._requires_grad)):
-            _record(cls, plan, arrays, out, x, y)
-        return out
+        return general(self, other) if out is None else out
 
     apply.__name__ = apply.__qualname__ = getattr(general, "__name__", ufunc)
     apply.__doc__ = general.__doc__

@@ -60,6 +60,10 @@ class Op(Node):
     # saved comes back from saved_tensors as None, and writing into it in place before backward is no error.
     saved_when: dict | None = None
 
+    # backward returns each input's gradient in that input's shape whatever the output's (a reduction's broadcast):
+    # with one dtype throughout, the engine then has nothing to check (``_uniform``)
+    input_shaped_grads: bool = False
+
     keywords: dict = {}  # the op's keyword arguments, set on a node only for forward mode's rules (propagate)
 
     # subclasses -----------------------------------------------------------------------------
@@ -216,7 +220,8 @@ class Op(Node):
             metas.append(meta)
         self._arrays = arrays
         # (not for bfloat16: numpy's bfloat16 times a Python float is float32, so the engine must cast the gradients)
-        self._uniform = out._array.dtype if arrays and same_shape and out_dtype is not _dtype.bfloat16 else None
+        self._uniform = out._array.dtype if arrays and (same_shape or self.input_shaped_grads) and (
+            out_dtype is not _dtype.bfloat16) else None
         self.next_functions = tuple(edges)
         self._input_meta = tuple(metas)
         saved = [self._save_input(args[i], i, metas) for i in self.save_inputs] if self.save_inputs else []

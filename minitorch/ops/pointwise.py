@@ -16,6 +16,7 @@ import math
 from .._backends import special
 from .._backends.dtypes import FLOAT32, is_bfloat16
 from .._dtype import scalar_type_name
+from ..autograd.graph import saved_arrays
 from ..creation import zeros_like
 from ..tensor import Tensor
 from . import fast_path
@@ -277,32 +278,33 @@ def _no_grad(g, x, y):
     return _zeros(g)
 
 
-# name: (kernel(xp, x), derivative(grad, x, y), what backward reads: "x" input, "y" output)
+# name: (kernel(xp, x) or the name of the array library's ufunc, derivative(grad, x, y), what backward reads:
+# "x" input, "y" output)
 UNARY = {
-    "exp": (lambda xp, x: xp.exp(x), lambda g, x, y: g * y, "y"),
-    "exp2": (lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * _LN2, "y"),
-    "expm1": (lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), "y"),
-    "log": (lambda xp, x: xp.log(x), lambda g, x, y: g / x, "x"),
-    "log2": (lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * _LN2), "x"),
-    "log10": (lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * _LN10), "x"),
-    "log1p": (lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), "x"),
-    "sqrt": (lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "y"),
+    "exp": ("exp", lambda g, x, y: g * y, "y"),
+    "exp2": ("exp2", lambda g, x, y: g * y * _LN2, "y"),
+    "expm1": ("expm1", lambda g, x, y: g * (y + 1), "y"),
+    "log": ("log", lambda g, x, y: g / x, "x"),
+    "log2": ("log2", lambda g, x, y: g / (x * _LN2), "x"),
+    "log10": ("log10", lambda g, x, y: g / (x * _LN10), "x"),
+    "log1p": ("log1p", lambda g, x, y: g / (x + 1), "x"),
+    "sqrt": ("sqrt", lambda g, x, y: g / (2 * y), "y"),
     "rsqrt": (lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: -0.5 * g * y * y * y, "y"),
-    "sin": (lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos(), "x"),
-    "cos": (lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin(), "x"),
-    "tan": (lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), "y"),
-    "asin": (lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt(), "x"),
-    "acos": (lambda xp, x: xp.arccos(x), lambda g, x, y: -g * (1 - x * x).rsqrt(), "x"),
-    "atan": (lambda xp, x: xp.arctan(x), lambda g, x, y: g / (1 + x * x), "x"),
-    "sinh": (lambda xp, x: xp.sinh(x), lambda g, x, y: g * x.cosh(), "x"),
-    "cosh": (lambda xp, x: xp.cosh(x), lambda g, x, y: g * x.sinh(), "x"),
-    "tanh": (lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), "y"),
-    "asinh": (lambda xp, x: xp.arcsinh(x), lambda g, x, y: g * (x * x + 1).rsqrt(), "x"),
-    "acosh": (lambda xp, x: xp.arccosh(x), lambda g, x, y: g * (x * x - 1).rsqrt(), "x"),
-    "atanh": (lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x), "x"),
+    "sin": ("sin", lambda g, x, y: g * x.cos(), "x"),
+    "cos": ("cos", lambda g, x, y: -g * x.sin(), "x"),
+    "tan": ("tan", lambda g, x, y: g * (1 + y * y), "y"),
+    "asin": ("arcsin", lambda g, x, y: g * (1 - x * x).rsqrt(), "x"),
+    "acos": ("arccos", lambda g, x, y: -g * (1 - x * x).rsqrt(), "x"),
+    "atan": ("arctan", lambda g, x, y: g / (1 + x * x), "x"),
+    "sinh": ("sinh", lambda g, x, y: g * x.cosh(), "x"),
+    "cosh": ("cosh", lambda g, x, y: g * x.sinh(), "x"),
+    "tanh": ("tanh", lambda g, x, y: g * (1 - y * y), "y"),
+    "asinh": ("arcsinh", lambda g, x, y: g * (x * x + 1).rsqrt(), "x"),
+    "acosh": ("arccosh", lambda g, x, y: g * (x * x - 1).rsqrt(), "x"),
+    "atanh": ("arctanh", lambda g, x, y: g / (1 - x * x), "x"),
     # exp(-x) overflows to inf for x << 0 and 1 / inf = 0 is the right limit (warnings are off)
     "sigmoid": (lambda xp, x: 1 / (1 + xp.exp(-x)), lambda g, x, y: g * y * (1 - y), "y"),
-    "reciprocal": (lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "y"),
+    "reciprocal": ("reciprocal", lambda g, x, y: -g * y * y, "y"),
     "erf": (_erf, lambda g, x, y: g * (2 / _SQRT_PI) * (-x * x).exp(), "x"),
     # PyTorch saves x and computes erfinv again in backward (so writing into the output in place is allowed)
     "erfinv": (_erfinv, lambda g, x, y: g * (_SQRT_PI / 2) * x.erfinv().square().exp(), "x"),
@@ -317,7 +319,7 @@ UNARY = {
     "rad2deg": (lambda xp, x: x * (180 / math.pi), lambda g, x, y: g * (180 / math.pi), ""),
     "frac": (_frac, lambda g, x, y: g, ""),
     # integer in, integer out
-    "square": (lambda xp, x: xp.square(x), lambda g, x, y: 2 * g * x, "x"),
+    "square": ("square", lambda g, x, y: 2 * g * x, "x"),
     "abs": (_abs, lambda g, x, y: g * x.sgn(), "x"),  # sgn: z / |z| of complex z
     # PyTorch's threshold_backward(grad, result, 0): a NaN result passes the gradient, and under create_graph
     # the gradient depends on the result (with derivative 0), so it can be differentiated again
@@ -370,6 +372,14 @@ class Unary(Elementwise):
             return conj_if_complex(type(self).derivative(conj_if_complex(grad), x, y))
         return type(self).derivative(grad, x, y)
 
+    def _evaluate_on_arrays(self, grads):
+        """``backward`` on arrays, without the frames of the general call (the engine's hottest call)."""
+        if self.complex_input:
+            return super()._evaluate_on_arrays(grads)
+        saved = saved_arrays(self)
+        return (type(self).derivative(grads[0], saved[0] if self.save_inputs else None,
+                                      saved[-1] if self.save_output else None),)
+
     def jvp(self, inputs, outputs, tangents):
         """The table's derivative, applied to the tangent: it computes ``grad * f'(x)``, and an elementwise
         function's Jacobian is diagonal, so ``J t = f'(x) t`` (also for complex ``z`` where f is holomorphic;
@@ -379,8 +389,16 @@ class Unary(Elementwise):
         return type(self).derivative(tangents[0], inputs[0], outputs[0])
 
 
+def _ufunc_kernel(ufunc: str):
+    """The kernel of an op that is one ufunc of the array library."""
+    return lambda xp, x: getattr(xp, ufunc)(x)
+
+
 def _make(name: str):
     kernel, derivative, reads = UNARY[name]
+    ufunc = kernel if type(kernel) is str else None
+    if ufunc is not None:
+        kernel = _ufunc_kernel(ufunc)
     attributes = {
         "kernel": staticmethod(kernel),
         "derivative": staticmethod(derivative),
@@ -398,7 +416,7 @@ def _make(name: str):
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Elementwise {name}, differentiable (kernel and derivative: ops/pointwise.py UNARY)."
-    return op, fast_path.unary(op, function)  # the function, after the check for the common case
+    return op, fast_path.unary(op, function, ufunc)  # the function, after the check for the common case
 
 
 OPS = {}

@@ -87,6 +87,7 @@ class Sum(Op):
     row_major_output = True
     dim_given = False  # PyTorch's node: SumBackward0 for sum(x), SumBackward1 for sum(x, dim)
     array_derivative = True  # backward is a broadcast (broadcast_to on arrays): the loss's sum joins the array path
+    input_shaped_grads = True
 
     jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 
@@ -106,6 +107,7 @@ class Mean(Op):
     row_major_output = True
     dim_given = False  # MeanBackward0 for mean(x), MeanBackward1 for mean(x, dim)
     array_derivative = True  # as Sum's, divided by the count
+    input_shaped_grads = True
 
     jvp = linear_jvp  # forward mode: linear in its first input, so the op itself on the tangent (ops/op.py)
 

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..ops import fast_path
+from .. import _dispatch_modes
 from ..ops.op import Op
 from ..tensor import Tensor
 
@@ -174,7 +174,7 @@ def _timed_apply(cls, *args, **params):
 def start(recorder: Recorder) -> None:
     """Make ``recorder`` live: while any is, ``Op.apply`` times each op (otherwise it runs untouched)."""
     if not _active:
-        fast_path.step_aside(True)  # every op through Op.apply, to be timed
+        _dispatch_modes.hold(True)  # every op through Op.apply, to be timed
     _active.append(recorder)
     Op.apply = classmethod(_timed_apply)
 
@@ -183,7 +183,7 @@ def stop(recorder: Recorder) -> None:
     if recorder in _active:
         _active.remove(recorder)
         if not _active:
-            fast_path.step_aside(False)
+            _dispatch_modes.hold(False)
     if not _active:
         Op.apply = _untimed_apply
 

@@ -290,6 +290,10 @@ def tie_checker(step, ns_torch_inputs, mod_input):
             ei, gi = exp_idx, got_idx
             if ei.ndim < x.ndim:  # keepdim=False reductions
                 ei, gi = np.expand_dims(ei, dim), np.expand_dims(gi, dim)
+            if ei.ndim != x.ndim and ei.size == x.size:  # (reshaped in place later, unsqueeze_: the op's shape)
+                ei, gi = ei.reshape(x.shape), gi.reshape(x.shape)
+            if ei.ndim != x.ndim:  # reshaped in place to something else: the ties cannot be told apart
+                return False
             if (gi < 0).any() or (gi >= x.shape[dim]).any():
                 return False
             return same(np.take_along_axis(x, ei, dim), np.take_along_axis(x, gi, dim))
