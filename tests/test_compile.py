@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minitorch as torch
-from minitorch.compiler import Unsupported
+from minitorch.compiler import Unsupported, fusion
 from minitorch.compiler import api as compiler_api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,8 +86,10 @@ def test_replay_is_bit_identical_and_records_one_node():
 
 
 @pytest.mark.parametrize("shape", [(70_001,), (300, 257)])
-def test_large_groups_run_block_by_block_bit_identically(shape):
-    """Arrays of 4 blocks or more run their fused programs block by block (a last, shorter block included)."""
+def test_large_groups_run_block_by_block_bit_identically(shape, monkeypatch):
+    """Arrays of 2 blocks or more run their fused programs block by block (a last, shorter block included;
+    blocks of 16K float32 elements here, so that small arrays have several)."""
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 65536)
     x = torch.randn(*shape, requires_grad=True)
     y = torch.randn(*shape, requires_grad=True)
     compiled = check_matches_eager(lambda x, y: ((x * y + x).tanh() * y - x.exp()).sum(), (x, y), [x, y])

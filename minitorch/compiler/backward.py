@@ -108,7 +108,7 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
         if unit is None:
             _step_backward(steps[i], nodes[i], flowing, ndarray)
             continue
-        if type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
+        if type(nodes[i]) is list:  # a fused group's kept values (FusedBackward.kept), not yet nodes
             g = flowing.get(unit.grad_slot)
             inner = unit.inner_slots and any(slot in flowing for slot in unit.inner_slots)
             if g is None and not inner:
@@ -121,7 +121,8 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
                 continue
             # a gradient of another dtype, or one arriving at a value inside the group (a piece's result used by
             # the Python code): the unfused nodes after all
-            kept = nodes[i]
+            steps[i].fused.retire(nodes[i])  # (its arrays go to graph nodes: the frame is not reused)
+            kept = dict(zip(unit.kept, nodes[i]))
             for j in unit.members:
                 if steps[j].traced is not None:
                     nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)

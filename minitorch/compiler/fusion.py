@@ -143,8 +143,12 @@ class BufferPool:
 
 
 SMALL = 4096  # outputs of fewer elements are allocated fresh at each call, not taken from a pool
-BLOCK = 16384  # elements per block of a blocked kernel: a few such arrays stay in a core's L2 cache
-BLOCKED_FROM = 4 * BLOCK  # arrays smaller than this run whole (a block's Python loop would cost more than it saves)
+# Bytes per array in one block of a blocked kernel (1 MiB: 256K float32 elements). Measured on this project's
+# CPU (benchmarks/NOTES.md, fourth round): a 4M-element backward of 5 ufunc calls took 6.8 ms in 64 KiB blocks,
+# 4.8 ms in 256 KiB and 3.9 ms in 1 MiB blocks (the blocks stay in L2/L3; smaller ones pay a ufunc call's setup
+# and the prefetcher's start-up per block), 4.3 ms unblocked into buffers.
+BLOCK_BYTES = 1 << 20
+BLOCKED_FROM = 2  # arrays of fewer than this many blocks run whole
 
 
 def _size(shape) -> int:
@@ -152,6 +156,12 @@ def _size(shape) -> int:
     for n in shape:
         size *= n
     return size
+
+
+def _block_of(program) -> int:
+    """Elements per block for the program's widest dtype (``BLOCK_BYTES`` per array)."""
+    itemsize = max((v.dtype.itemsize for v in program.values if hasattr(v, "dtype")), default=4)
+    return max(BLOCK_BYTES // itemsize, 1)
 
 
 def _blockable_size(program) -> int | None:
@@ -166,7 +176,7 @@ def _blockable_size(program) -> int | None:
     size = 1
     for n in shape:
         size *= n
-    return size if size >= BLOCKED_FROM else None
+    return size if size >= BLOCKED_FROM * _block_of(program) else None
 
 
 class FusedKernel:
@@ -183,10 +193,12 @@ class FusedKernel:
             if kind == "const":
                 self.regs[reg] = program.values[reg]
         self.size = _blockable_size(program)  # run block by block (see ``_execute_blocked``), or None
+        self.block = _block_of(program)
         self.scratch_bytes = self._allocate_scratch(program, set(escaping), xp)
         self.instructions = [(f, ops[0], ops[1] if len(ops) > 1 else -1, out) for f, ops, out in program.instructions]
         self.quiet = backend.quiet_fp_state
-        self.scratch_regs = [reg for reg, kind in enumerate(program.kinds) if kind == "result"
+        written = {out for _, _, out in program.instructions}
+        self.scratch_regs = [reg for reg, kind in enumerate(program.kinds) if kind == "result" and reg in written
                              and reg not in set(escaping) and reg not in dict(self.aliases)]
         self.full_regs = [reg for reg in inputs] + [reg for reg, _ in self.outputs] + [reg for reg, _ in self.aliases]
         self.straight = None  # the generated program (``_straight_line``), for kernels that do not run blocked
@@ -226,7 +238,7 @@ class FusedKernel:
                         lives.append(life)
                         break
                 else:  # blocked kernels need a block's worth of scratch, not an array's
-                    buffer = xp.empty((BLOCK,) if self.size else value.shape, value.dtype)
+                    buffer = xp.empty((self.block,) if self.size else value.shape, value.dtype)
                     total += buffer.nbytes
                     scratch.append((buffer, [life]))
                 self.regs[out] = buffer
@@ -257,7 +269,7 @@ class FusedKernel:
         return regs
 
     def _execute_blocked(self, regs) -> None:
-        """The program run on consecutive blocks of ``BLOCK`` elements: every array register is a slice of the
+        """The program run on consecutive blocks of ``block`` elements: every array register is a slice of the
         flattened array (inputs, pooled outputs) or a block-sized scratch buffer, so a group's values stay in
         the CPU's cache between its calls: one pass over memory for the whole chain instead of one per op, with
         the same ufuncs on the same elements (bit-identical)."""
@@ -270,11 +282,12 @@ class FusedKernel:
         scratch = [(reg, regs[reg]) for reg in self.scratch_regs]
         block_regs = list(regs)
         instructions = self.instructions
-        for start in range(0, n, BLOCK):
-            stop = min(start + BLOCK, n)
+        block = self.block
+        for start in range(0, n, block):
+            stop = min(start + block, n)
             for reg, array in flat:
                 block_regs[reg] = array[start:stop]
-            if stop - start != BLOCK:
+            if stop - start != block:
                 for reg, buffer in scratch:
                     block_regs[reg] = buffer[: stop - start]
             for f, a, b, out in instructions:
@@ -293,9 +306,10 @@ class FusedKernel:
             regs[reg] = None
 
 
-def _straight_line(kernel, params: str, loads: list, tail: list):
+def _straight_line(kernel, params: str, loads: list, tail: list, skip=frozenset()):
     """The kernel's instructions as a generated Python function ``program(<params>)``: it loads the per-call
-    registers (``loads``: (register, expression)), takes its pooled output buffers, then makes one line per ufunc
+    registers (``loads``: (register, expression)), takes its pooled output buffers (but those in ``skip``, which
+    ``loads`` gives), then makes one line per ufunc
     call with ``out`` passed by position, and ends with ``tail`` (stores, a return). Buffers and constants that
     never change, the ufuncs and the pools' ``take`` are bound as default arguments. The same calls in the same
     order as the instruction list (so the same bits); what it saves is the interpreter loop around them, the
@@ -311,7 +325,8 @@ def _straight_line(kernel, params: str, loads: list, tail: list):
         if reg not in per_call:
             namespace[f"r{reg}"] = kernel.regs[reg]
             defaults.append(f"r{reg}=r{reg}")
-    for reg, pool in kernel.outputs:
+    outputs = [(reg, pool) for reg, pool in kernel.outputs if reg not in skip]
+    for reg, pool in outputs:
         if _size(pool.shape) < SMALL:  # a fresh buffer costs less than looking for a free one in the pool
             namespace[f"shape{reg}"], namespace[f"dtype{reg}"] = pool.shape, pool.dtype
             namespace["empty"] = pool.xp.empty
@@ -324,7 +339,7 @@ def _straight_line(kernel, params: str, loads: list, tail: list):
     lines = [f"def program({params}, {', '.join(defaults)}):"]
     lines += [f"    r{reg} = {expression}" for reg, expression in loads]
     lines += [f"    r{reg} = take{reg}()" if f"take{reg}" in namespace
-              else f"    r{reg} = empty(shape{reg}, dtype{reg})" for reg, _ in kernel.outputs]
+              else f"    r{reg} = empty(shape{reg}, dtype{reg})" for reg, _ in outputs]
     lines += [f"    r{reg} = r{owner}" for reg, owner in kernel.aliases]
     for f, a, b, out in kernel.instructions:
         # (numpy deprecates a positional out for maximum and minimum only)
@@ -343,6 +358,8 @@ class FusedGroup:
     """Consecutive fused steps of a plan, run as one program (and, where it could be recorded, their backward
     as another: ``backward``)."""
 
+    FRAMES = 4  # frames kept per group (a frame in use by a live graph is not reused; more are made as needed)
+
     def __init__(self, plan, indices: list, program: Program, reg_of_slot: dict, extras: dict):
         self.indices = indices
         self.names = [plan.steps[i].cls.__name__ for i in indices]
@@ -353,26 +370,83 @@ class FusedGroup:
                               if program.kinds[reg] == "result" and slot in used_after)
         self.kernel = FusedKernel(program, [reg for reg, _ in self.inputs], [reg for reg, _ in self.outputs],
                                   first.backend)
+        self.shapes = {slot: program.values[reg].shape for slot, reg in reg_of_slot.items()}
         self.extras = extras  # per step index: the attributes its forward set (for its backward)
         self.backward = None
-        kernel = self.kernel
-        if not kernel.size:  # reads its inputs from the plan's values and stores its outputs there itself
-            kernel.straight = _straight_line(kernel, "values", [(reg, f"values[{slot}]") for reg, slot in self.inputs],
-                                             [f"values[{slot}] = r{reg}" for reg, slot in self.outputs])
+        self.framed = ()  # (register, shape, dtype) of the values written into a frame (``use_frame``)
+        self.frames: list = []
+        self._make_straight()
 
-    def run(self, values: list) -> None:
+    def _make_straight(self) -> None:
+        kernel = self.kernel
+        if kernel.size:
+            return
+        # reads its inputs from the plan's values and stores its outputs there itself; with a backward, returns
+        # the list of values the backward reads (``backward.kept``'s order)
+        framed = {reg for reg, _, _ in self.framed}
+        reg_of = {slot: reg for reg, slot in self.inputs + self.outputs}
+        tail = [f"values[{slot}] = r{reg}" for reg, slot in self.outputs if reg not in framed]
+        params, loads = "values", [(reg, f"values[{slot}]") for reg, slot in self.inputs]
+        if self.framed:
+            params = "values, frame"
+            loads += [(reg, f"frame[{k}]") for k, (reg, _, _) in enumerate(self.framed)]
+            tail += [f"frame[{k}] = r{reg_of[slot]}" for k, slot in enumerate(self.backward.kept)
+                     if k >= len(self.framed)]
+            tail.append("return frame")
+        elif self.backward is not None and all(slot in reg_of for slot in self.backward.kept):
+            tail.append("return [" + ", ".join(f"r{reg_of[slot]}" for slot in self.backward.kept) + "]")
+        kernel.straight = _straight_line(kernel, params, loads, tail, skip=framed)
+
+    def use_frame(self, saved_only: set) -> None:
+        """Values only the backward reads (``saved_only``: no later step reads them, the call does not return
+        them) go into a *frame*, a list of small arrays allocated once and reused at every call whose previous
+        frame no graph holds any more (its reference count shows it: the backward holds the frame itself, and the
+        values in it are handed to nothing else), instead of one fresh array each per call. Small groups only
+        (every value the backward reads under ``SMALL`` elements: a frame also holds the group's other saved
+        values until it is reused)."""
+        kernel, backward = self.kernel, self.backward
+        if kernel.size or backward is None:
+            return
+        reg_of = {slot: reg for reg, slot in self.inputs + self.outputs}
+        if any(slot not in reg_of or _size(self.shapes[slot]) >= SMALL for slot in backward.kept):
+            return
+        pools = dict(kernel.outputs)
+        framed = [slot for slot in backward.kept if slot in saved_only and reg_of[slot] in pools]
+        if not framed:
+            return
+        backward.order_kept(framed + [slot for slot in backward.kept if slot not in framed])
+        self.framed = tuple((reg_of[slot], pools[reg_of[slot]].shape, pools[reg_of[slot]].dtype) for slot in framed)
+        self._xp = pools[reg_of[framed[0]]].xp
+        self._make_straight()
+
+    def _frame(self) -> list:
+        for frame in self.frames:
+            if sys.getrefcount(frame) == 3:  # the list of frames, this loop's name, getrefcount's argument
+                return frame
+        empty = self._xp.empty
+        frame = [empty(shape, dtype) for _, shape, dtype in self.framed] + [None] * (len(self.backward.kept)
+                                                                                    - len(self.framed))
+        if len(self.frames) < self.FRAMES:
+            self.frames.append(frame)
+        return frame
+
+    def retire(self, frame) -> None:
+        """A frame whose values were handed to graph nodes (the unfused backward): never reused."""
+        self.frames = [f for f in self.frames if f is not frame]
+
+    def run(self, values: list):
+        """Run the group on ``values``; returns the list of values its backward reads (None: not made here)."""
         kernel = self.kernel
         if kernel.straight is not None:
             state = kernel.quiet
-            if state is None:
-                kernel.straight(values)
-                return
-            token = state[0].set(state[1])
+            token = state[0].set(state[1]) if state is not None else None
             try:
-                kernel.straight(values)
+                if self.framed:
+                    return kernel.straight(values, self._frame())
+                return kernel.straight(values)
             finally:
-                state[0].reset(token)
-            return
+                if token is not None:
+                    state[0].reset(token)
         regs = kernel.regs
         for reg, slot in self.inputs:
             regs[reg] = values[slot]
@@ -380,6 +454,7 @@ class FusedGroup:
         for reg, slot in self.outputs:
             values[slot] = regs[reg]
         kernel.clear()
+        return None
 
     def describe(self) -> str:
         kernel = self.kernel
@@ -399,26 +474,67 @@ class FusedBackward:
                  members: set, sample):
         self.kernel, self.grad_reg, self.grad_slot = kernel, grad_reg, grad_slot
         self.saved = saved  # (slot, register) of the forward values the derivatives read
-        self.kept = sorted({slot for slot, _ in saved})  # what a replay keeps for this backward
+        self.kept = sorted({slot for slot, _ in saved})  # what a replay keeps for this backward: a list, this order
+        self.kept_index = {slot: k for k, slot in enumerate(self.kept)}
         self.outgoing = outgoing  # (slot, register): each input's contributions summed in eager mode's order
         self.members = members
         self.shape, self.dtype = sample.shape, sample.dtype
         self.scalar_ok = all(reg != grad_reg for _, reg in outgoing)  # the gradient itself is not handed on
         self.inner_slots = ()  # (in a piece: the group's other results, which the Python code may have used)
+        self.unit = None  # the program for a gradient of exactly 1 (``set_unit``), or None
+        self._make_straight(kernel)
+
+    def order_kept(self, order: list) -> None:
+        """Keep the values in this order (the forward's frame first: FusedGroup.use_frame)."""
+        self.kept = list(order)
+        self.kept_index = {slot: k for k, slot in enumerate(self.kept)}
+        for kernel in (self.kernel, self.unit):
+            if kernel is not None:
+                self._make_straight(kernel)
+
+    def _make_straight(self, kernel) -> None:
         if not kernel.size:
-            loads = [(grad_reg, "g")] + [(reg, f"kept[{slot}]") for slot, reg in saved]
+            loads = [(self.grad_reg, "g")] + [(reg, f"kept[{self.kept_index[slot]}]") for slot, reg in self.saved]
             kernel.straight = _straight_line(kernel, "kept, g", loads,
-                                             ["return (" + "".join(f"({slot}, r{reg}), " for slot, reg in outgoing)
+                                             ["return (" + "".join(f"({slot}, r{reg}), " for slot, reg in self.outgoing)
                                               + ")"])
+
+    def set_unit(self, program, inputs: list, escaping: list, backend) -> None:
+        """Record the variant of the program run when the incoming gradient is one value equal to 1 (a sum's
+        gradient in ``loss.backward()``): each ``g * v`` whose result has ``v``'s shape and dtype is ``v`` itself,
+        bit for bit (1 is the multiplicative identity in IEEE arithmetic, -0.0, infinities and quiet NaNs
+        included), so the call is dropped and later calls read ``v``. Nothing is made when no call drops."""
+        renamed: dict = {}
+        instructions = []
+        values = program.values
+        for f, operands, out in program.instructions:
+            operands = tuple(renamed.get(r, r) for r in operands)
+            if getattr(f, "__name__", "") == "multiply" and self.grad_reg in operands and out not in escaping:
+                other = operands[1] if operands[0] == self.grad_reg else operands[0]
+                value = values[other]
+                if (other != self.grad_reg and getattr(value, "shape", None) == values[out].shape
+                        and getattr(value, "dtype", None) == values[out].dtype):
+                    renamed[out] = other
+                    continue
+            instructions.append((f, operands, out))
+        if not renamed:
+            return
+        unit = Program()
+        unit.values, unit.kinds, unit.instructions = values, program.kinds, instructions
+        kernel = FusedKernel(unit, inputs, escaping, backend)
+        self._make_straight(kernel)
+        self.unit = kernel
 
     def applies(self, g, ndarray) -> bool:
         return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
 
-    def run(self, g, kept: dict) -> list:
+    def run(self, g, kept: list) -> list:
         kernel = self.kernel
-        regs = kernel.regs
         if self.scalar_ok and g.size and not any(g.strides):  # a broadcast single value (sum's gradient): numpy's
             g = g[(0,) * g.ndim]  # scalar loops are faster than a stride-0 array's, and give the same products
+            if self.unit is not None and g == 1:
+                kernel = self.unit
+        regs = kernel.regs
         if kernel.straight is not None:
             state = kernel.quiet
             if state is None:
@@ -429,8 +545,9 @@ class FusedBackward:
             finally:
                 state[0].reset(token)
         regs[self.grad_reg] = g
+        index = self.kept_index
         for slot, reg in self.saved:
-            regs[reg] = kept[slot]
+            regs[reg] = kept[index[slot]]
         kernel.execute()
         result = [(slot, regs[reg]) for slot, reg in self.outgoing]
         kernel.clear()
@@ -528,6 +645,8 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
     inputs = [grad_reg] + [reg for _, reg in saved_regs]
     kernel = FusedKernel(program, inputs, escaping, steps[group.indices[0]].backend)
     unit = FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array)
+    if unit.scalar_ok:
+        unit.set_unit(program, inputs, escaping, steps[group.indices[0]].backend)
     if plan.outside_reads is not None:
         unit.inner_slots = tuple(sorted(produced - {last.outputs[0]}))
     return unit
@@ -610,6 +729,8 @@ def fuse(plan, tracer, late: frozenset = frozenset()) -> None:
             group = FusedGroup(plan, list(run), program, reg_of_slot, extras)
             if plan.records:
                 group.backward = _build_backward(plan, group, traced_arrays)
+                if group.backward is not None and plan.outside_reads is None:  # (a piece hands out every value)
+                    group.use_frame(_saved_only(plan, group))
             plan.fused_groups.append(group)
             if group.backward is not None:
                 plan.backward_units[run[-1]] = group.backward

@@ -174,9 +174,10 @@ class Plan:
             if step.fused is not None:
                 group = step.fused
                 if step.fused_head:
-                    group.run(values)
+                    kept = group.run(values)
                     if records and group.backward is not None:  # its nodes are made only if backward needs them
-                        nodes[group.indices[-1]] = {slot: values[slot] for slot in group.backward.kept}
+                        nodes[group.indices[-1]] = kept if kept is not None else [values[slot] for slot in
+                                                                                  group.backward.kept]
                 if records and step.traced is not None and group.backward is None:
                     nodes[i] = fused_node(step, group, values, i)
             elif step.views is not None:
