@@ -110,7 +110,8 @@ class Plan:
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
         self.backward_program = None  # the schedule with fused groups as units (backward.py), made at first use
         self.run_list = self.run_indices = None  # the steps a replay runs (``_make_run_list``), made at first use
-        self.leaf_sources = None  # (backward.py's attach, made at first use)
+        self.attach_info = None  # (backward.py's attach, made at first use)
+        self.differentiable_outputs = None
         self.outside_reads = None  # a piece's plan: the slots read outside it in the trace (pieces.py)
 
     def resident_bytes(self) -> int:
