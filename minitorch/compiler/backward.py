@@ -117,7 +117,7 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
         program = plan.backward_program = backward_program(plan)
     for i, unit, members in program:
         if unit is None:
-            _step_backward(steps[i], nodes[i], flowing, ndarray)
+            step_backward(steps[i], nodes[i], flowing, ndarray)
             continue
         if type(nodes[i]) is list:  # a fused group's kept values (FusedBackward.kept), not yet nodes
             g = flowing.get(unit.grad_slot)
@@ -138,7 +138,7 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
                 if steps[j].traced is not None:
                     nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
         for j in members:
-            _step_backward(steps[j], nodes[j], flowing, ndarray)
+            step_backward(steps[j], nodes[j], flowing, ndarray)
     if arrays:
         return tuple([flowing.get(slot) for slot in plan.leaves])
     result = []
@@ -169,7 +169,7 @@ def backward_program(plan) -> list:
     return program
 
 
-def _step_backward(step, node, flowing: dict, ndarray) -> None:
+def step_backward(step, node, flowing: dict, ndarray) -> None:
     """One recorded node's backward: its outputs' gradients taken from ``flowing``, its inputs' added there."""
     incoming = [flowing.pop(slot, None) for slot in step.outputs]
     if node is None or all(g is None for g in incoming):

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import sys
 
+from ..autograd import grad_mode
 from ..tensor import Tensor
+from . import backward
+from .replay_nodes import fused_node
 
 
 class NotFusable(Exception):
@@ -117,6 +120,21 @@ class Symbolic:
 
     def __neg__(self):
         return _xp_of(self.value).negative(self)
+
+    def astype(self, dtype, copy=True):
+        """``astype`` to the array's own dtype without a copy (an op's ``.astype(x.dtype, copy=False)``) is the
+        array itself; anything else is not a ufunc call."""
+        if copy or _xp_of(self.value).dtype(dtype) != self.value.dtype:
+            raise NotFusable("astype")
+        return self
+
+    # Tensor methods whose kernel on a floating array is exactly this ufunc (ops/pointwise.py's table), for
+    # derivatives written in Tensor ops (the tanh GELU's): recorded the same way
+    def tanh(self):
+        return _xp_of(self.value).tanh(self)
+
+    def exp(self):
+        return _xp_of(self.value).exp(self)
 
 
 def _xp_of(array):
@@ -599,10 +617,20 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
     last = steps[group.indices[-1]]
     if consumed_outside != {last.outputs[0]} or last.traced is None:
         return None
+    verify = False  # a derivative written in Tensor ops: the recording is checked against the Tensor path
     for i in members:
         traced = steps[i].traced
         if traced is not None and (not traced._arrays or traced._uniform is None):
-            return None
+            verify = True
+    with grad_mode.set_grad_enabled(False):  # as the engine runs a first-order backward
+        unit = _record_backward(plan, group, traced_arrays, members, produced, last)
+    if unit is not None and verify and not _verified(plan, group, unit, traced_arrays):
+        return None
+    return unit
+
+
+def _record_backward(plan, group, traced_arrays: dict, members: set, produced: set, last):
+    steps = plan.steps
     program = Program()
     sample_array = traced_arrays[last.outputs[0]]
     sample = sample_array * 0 + 1  # a gradient of ones (values only matter to the recording's own run)
@@ -686,6 +714,34 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
     return unit
 
 
+def _verified(plan, group, unit, traced_arrays: dict) -> bool:
+    """The recorded backward gives the unfused nodes' gradients bit for bit on the traced values and a sample
+    gradient (random normal values: ones would hide a dropped product)."""
+    steps = plan.steps
+    last = steps[group.indices[-1]]
+    sample = traced_arrays[last.outputs[0]]
+    xp = steps[group.indices[0]].backend.xp
+    g = (xp.sin(xp.arange(sample.size, dtype=sample.dtype)) * 3).reshape(sample.shape)  # (varied, of both signs)
+    kept = [traced_arrays[slot] for slot in unit.kept]
+    fused: dict = {}
+    for slot, contribution in unit.run(g, kept):
+        fused[slot] = contribution if slot not in fused else fused[slot] + contribution
+    values = dict(traced_arrays)
+    flowing = {last.outputs[0]: g}
+    ndarray = steps[group.indices[0]].backend.ndarray
+    with grad_mode.set_grad_enabled(False):
+        for i in plan.schedule:
+            if i in unit.members and steps[i].traced is not None:
+                backward.step_backward(steps[i], fused_node(steps[i], group, values, i), flowing, ndarray)
+    for slot, value in fused.items():
+        expected = flowing.get(slot)
+        if expected is None or not hasattr(expected, "dtype"):
+            return False
+        if expected.shape != value.shape or expected.dtype != value.dtype or not _bit_equal(value, expected):
+            return False
+    return True
+
+
 def _saved_only(plan, group) -> set:
     """Slots of the group's escaping values that no step outside the group reads and the call does not return."""
     inside = set(group.indices)
@@ -759,7 +815,7 @@ def fuse(plan, tracer, late: frozenset = frozenset()) -> None:
 
     def close():
         nonlocal program, reg_of_slot, extras, run
-        if len(run) >= 2:
+        if len(run) >= 2 or (run and len(program.instructions) >= 2):  # (one op of several ufunc calls: GELU)
             group = FusedGroup(plan, list(run), program, reg_of_slot, extras)
             if plan.records:
                 group.backward = _build_backward(plan, group, traced_arrays)
