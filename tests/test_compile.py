@@ -958,3 +958,107 @@ def test_a_generator_seeded_inside_the_function_is_a_graph_break():
     [plan] = plans(compiled)
     assert plan.guided and "a generator was seeded" in compiled.explain()
     assert torch.random.manual_seed is not None and "seeding" not in torch.Generator.manual_seed.__name__
+
+
+# fourth round: fewer calls per replay ---------------------------------------------------------------------------
+
+
+def _group_backward(compiled):
+    [plan] = plans(compiled)
+    [group] = [g for g in plan.fused_groups if g.backward is not None]
+    return group
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_a_unit_gradient_drops_its_products_and_matches_eager(special):
+    """``loss.backward()`` through a sum hands the fused backward a gradient of exactly 1: the program without
+    the ``g * v`` calls runs, and gives eager mode's bits (-0.0, infinities and NaNs included)."""
+    x = torch.randn(6, requires_grad=True)
+    y = torch.randn(6, requires_grad=True)
+    if special:
+        with torch.no_grad():
+            x[0], x[1], y[2], y[3] = -0.0, float("inf"), float("nan"), 1e30
+
+    def fn(x, y):
+        return ((x * y + x).tanh() * y).sum()
+
+    compiled = check_matches_eager(fn, (x, y), [x, y])
+    backward = _group_backward(compiled).backward
+    assert backward.unit is not None
+    assert len(backward.unit.instructions) < len(backward.kernel.instructions)
+    # a gradient other than 1 (a scaled loss) runs the full program, also as eager mode
+    check_matches_eager(lambda x, y: fn(x, y) * 3, (x, y), [x, y])
+
+
+def test_a_unit_gradient_in_a_blocked_group(monkeypatch):
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 4096)
+    x = torch.randn(5000, requires_grad=True)
+    y = torch.randn(5000, requires_grad=True)
+    compiled = check_matches_eager(lambda x, y: (x * y + x).tanh().sum(), (x, y), [x, y])
+    backward = _group_backward(compiled).backward
+    assert backward.kernel.size and backward.unit is not None and backward.unit.size
+
+
+def test_frames_are_reused_only_once_no_graph_holds_them():
+    """Values only the backward reads live in a frame reused at the next call, unless a graph still holds it:
+    two losses kept alive, backward in the reverse order, still give eager mode's gradients."""
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y])
+    group = _group_backward(compiled)
+    assert group.framed
+    expected = []
+    for scale in (1.0, 2.0):
+        with torch.no_grad():
+            y.mul_(scale)
+        x.grad = y.grad = None
+        chain(x, y).backward()
+        expected.append((x.grad, y.grad))
+    with torch.no_grad():
+        y.div_(2.0)
+    first = compiled(x, y)
+    with torch.no_grad():
+        y.mul_(2.0)
+    second = compiled(x, y)  # the first graph holds its frame: this call takes another
+    assert len(group.frames) >= 2
+    for loss, (ex, ey) in ((second, expected[1]), (first, expected[0])):
+        x.grad = y.grad = None
+        loss.backward()
+        same(x.grad, ex)
+        same(y.grad, ey)
+    frames = len(group.frames)
+    for _ in range(3):  # graphs freed after backward: their frames come back
+        compiled(x, y).backward()
+    assert len(group.frames) == frames
+
+
+@pytest.mark.parametrize("fn", [lambda x: (1 - x * x).sum(), lambda x: (x * 0.1 + 2.5).exp().sum(),
+                                lambda x: (x ** 2 - 3 * x).tanh().sum(), lambda x: (x / 3 + True).sum(),
+                                lambda x: (0.3 - x).tanh().mul(1e-3).sum()])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_number_constants_as_0d_arrays_give_eager_bits(fn, dtype):
+    x = torch.randn(7, dtype=dtype, requires_grad=True)
+    compiled = check_matches_eager(fn, (x,), [x])
+    [plan] = plans(compiled)
+    kernels = [g.kernel for g in plan.fused_groups] + [g.backward.kernel for g in plan.fused_groups if g.backward]
+    constants = [r for k in kernels for r in k.regs if hasattr(r, "ndim") and r.ndim == 0]
+    assert constants and all(c.dtype == x.detach().numpy().dtype for c in constants)
+
+
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_gelu_fuses_alone_with_its_tensor_derivative_recorded(approximate):
+    x = torch.randn(3, 5, 8, requires_grad=True)
+    compiled = check_matches_eager(lambda x: F.gelu(x, approximate=approximate).sum(), (x,), [x])
+    if approximate == "tanh":  # (the exact form's erf is no numpy ufunc: it stays an op)
+        group = _group_backward(compiled)
+        assert group.names == ["Gelu"] and group.backward is not None
+
+
+def test_a_recorded_derivative_that_differs_from_the_tensor_path_is_not_used(monkeypatch):
+    """The recording of a derivative written in Tensor ops is checked against the Tensor path: here the
+    stand-ins' ``tanh`` is made wrong, the check fails, and the group's backward runs unfused (eager's bits)."""
+    monkeypatch.setattr(fusion.Symbolic, "tanh", lambda self: fusion._xp_of(self.value).sinh(self))
+    x = torch.randn(4, 8, requires_grad=True)
+    compiled = check_matches_eager(lambda x: F.gelu(x, approximate="tanh").sum(), (x,), [x])
+    [plan] = plans(compiled)
+    assert all(g.backward is None for g in plan.fused_groups)
