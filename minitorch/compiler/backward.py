@@ -255,10 +255,10 @@ def _dropout_on_tensors(node, grad):
 def _sum_backward(node, grad):
     """``Sum``'s backward on arrays: the gradient with the summed dims back as size 1, broadcast to the input's
     shape (what its Tensor backward, ``reshape`` then ``expand``, makes as a view: the same values)."""
-    if not node.keepdim:
-        grad = grad.reshape(keepdim_shape(node.input_shape, node.dims))
     if grad.size == 1 and grad.flags.c_contiguous:  # one value (a full sum): a stride-0 window on it
         return node.backend.as_strided(grad.reshape(-1), node.input_shape, (0,) * len(node.input_shape), 0)
+    if not node.keepdim:
+        grad = grad.reshape(keepdim_shape(node.input_shape, node.dims))
     return node.backend.xp.broadcast_to(grad, node.input_shape)
 
 

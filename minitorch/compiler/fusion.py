@@ -358,7 +358,30 @@ def _strong_constants(program, xp) -> dict:
     return strong
 
 
-def _straight_line(kernel, params: str, loads: list, tail: list, skip=frozenset()):
+def _load_lines(loads: list, sizes: dict) -> list:
+    """``r<n> = <expression>`` for each load; loads from ``name[i]`` of a list in ``sizes`` (its length) become
+    one unpacking assignment (one bytecode for the whole list instead of an indexing per register)."""
+    lines, by_list, other = [], {}, []
+    for reg, expression in loads:
+        name, _, rest = expression.partition("[")
+        if name in sizes and rest[:-1].isdigit():
+            by_list.setdefault(name, []).append((int(rest[:-1]), reg))
+        else:
+            other.append((reg, expression))
+    for name, entries in by_list.items():
+        targets: list = ["_"] * sizes[name]
+        copies = []
+        for index, reg in entries:
+            if targets[index] == "_":
+                targets[index] = f"r{reg}"
+            else:
+                copies.append(f"    r{reg} = {targets[index]}")
+        lines.append(f"    {', '.join(targets)}, = {name}")
+        lines += copies
+    return lines + [f"    r{reg} = {expression}" for reg, expression in other]
+
+
+def _straight_line(kernel, params: str, loads: list, tail: list, skip=frozenset(), sizes=None):
     """The kernel's instructions as a generated Python function ``program(<params>)``: it loads the per-call
     registers (``loads``: (register, expression)), takes its pooled output buffers (but those in ``skip``, which
     ``loads`` gives), then makes one line per ufunc
@@ -389,7 +412,7 @@ def _straight_line(kernel, params: str, loads: list, tail: list, skip=frozenset(
     if "empty" in namespace:
         defaults.append("empty=empty")
     lines = [f"def program({params}, {', '.join(defaults)}):"]
-    lines += [f"    r{reg} = {expression}" for reg, expression in loads]
+    lines += _load_lines(loads, sizes or {})
     lines += [f"    r{reg} = take{reg}()" if f"take{reg}" in namespace
               else f"    r{reg} = empty(shape{reg}, dtype{reg})" for reg, _ in outputs]
     lines += [f"    r{reg} = r{owner}" for reg, owner in kernel.aliases]
@@ -447,7 +470,8 @@ class FusedGroup:
             tail.append("return frame")
         elif self.backward is not None and all(slot in reg_of for slot in self.backward.kept):
             tail.append("return [" + ", ".join(f"r{reg_of[slot]}" for slot in self.backward.kept) + "]")
-        kernel.straight = _straight_line(kernel, params, loads, tail, skip=framed)
+        kernel.straight = _straight_line(kernel, params, loads, tail, skip=framed,
+                                         sizes={"frame": len(self.backward.kept)} if self.framed else None)
 
     def use_frame(self, saved_only: set) -> None:
         """Values only the backward reads (``saved_only``: no later step reads them, the call does not return
@@ -549,7 +573,7 @@ class FusedBackward:
             loads = [(self.grad_reg, "g")] + [(reg, f"kept[{self.kept_index[slot]}]") for slot, reg in self.saved]
             kernel.straight = _straight_line(kernel, "kept, g", loads,
                                              ["return (" + "".join(f"({slot}, r{reg}), " for slot, reg in self.outgoing)
-                                              + ")"])
+                                              + ")"], sizes={"kept": len(self.kept)})
 
     def set_unit(self, program, inputs: list, escaping: list, backend) -> None:
         """Record the variant of the program run when the incoming gradient is one value equal to 1 (a sum's

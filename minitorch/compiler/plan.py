@@ -13,7 +13,7 @@ import bisect
 
 from ..autograd import grad_mode
 from ..nn.functional.linear import Linear
-from ..ops.reduction import Sum
+from ..ops.reduction import Sum, accumulate_dtype
 from ..tensor import from_array
 from .backward import PLAIN_BACKWARD, CompiledBackward, engine_order
 from .errors import Unsupported
@@ -38,7 +38,7 @@ class PlanStep:
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
                  "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype",
-                 "linear_dtype", "plain_dtype")
+                 "linear_dtype", "plain_dtype", "sum_node")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -58,6 +58,7 @@ class PlanStep:
         self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
         self.linear_dtype = None  # a Linear of real arrays of this dtype: the same (backward.py)
         self.plain_dtype = None  # View, Transpose, Clone, Dropout with input and output of this dtype: the same
+        self.sum_node = None  # a Sum: its node, made once (what its forward sets depends only on the guards)
 
 
 class Plan:
@@ -98,6 +99,8 @@ class Plan:
                 dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
                 if len(dtypes) == 1:
                     plan_step.sum_dtype = dtypes.pop()
+            if step.cls is Sum and not step.extras and len(step.args) == 5 and step.arg_slots[0][0] == 0:
+                plan_step.sum_node = _static_sum(plan_step, tracer.slots[step.arg_slots[0][1]].tensor._array)
             self.steps.append(plan_step)
         self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
         self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
@@ -183,6 +186,12 @@ class Plan:
                     nodes[i] = fused_node(step, group, values, i)
             elif step.views is not None:
                 self._run_view(step, values, nodes, i)
+            elif step.sum_node is not None:  # (Sum.forward without a new node: its attributes never change)
+                node = step.sum_node
+                result = step.backend.sum(values[step.arg_slots[0][1]], node.dims, node.keepdim, node.sum_dtype)
+                values[step.outputs[0]] = _normalized(result, step.backend, step.backend.ndarray, True)
+                if records and step.traced is not None:
+                    nodes[i] = node
             else:
                 args = list(step.args)
                 for position, slot in step.arg_slots:
@@ -261,6 +270,20 @@ class Plan:
         if nodes is not None and any(self.output_requires_grad):
             CompiledBackward.attach(self, nodes, made, tensors)
         return _rebuild(self.outputs, made)
+
+
+def _static_sum(step: PlanStep, traced_input):
+    """The node of a Sum step, shared by every replay: ``Sum.forward`` sets only the input's shape, the dims,
+    keepdim and dim_given (all fixed by the guards and the step's arguments), and it saves no tensor."""
+    _, dims, keepdim, dtype, dim_given = step.args
+    node = Sum.__new__(Sum)
+    node.backend, node.device = step.backend, step.device
+    node.input_shape, node.dims, node.keepdim, node.dim_given = traced_input.shape, dims, keepdim, dim_given
+    node.sum_dtype = accumulate_dtype(step.backend, traced_input, dtype)
+    node._saved = ()
+    if step.saved or step.params:
+        return None
+    return node
 
 
 def _view_again(t, chain):
