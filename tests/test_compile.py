@@ -1062,3 +1062,31 @@ def test_a_recorded_derivative_that_differs_from_the_tensor_path_is_not_used(mon
     compiled = check_matches_eager(lambda x: F.gelu(x, approximate="tanh").sum(), (x,), [x])
     [plan] = plans(compiled)
     assert all(g.backward is None for g in plan.fused_groups)
+
+
+def test_static_derivative_parts_run_batched_across_rounds():
+    """The tanh derivative's ``t * t`` and ``1 - tt`` read only forward values: the chain's rounds lay their ``t``
+    out in one array and compute them in one call each (bit-identical: exact ufuncs), here and in the unit-gradient
+    program."""
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y], calls=4)
+    backward = _group_backward(compiled).backward
+    assert [len(leaves) for leaves in backward.batches] == [3]
+    assert len(backward.unit.instructions) < len(backward.unit_program.instructions) - 3
+    check_matches_eager(lambda x, y: chain(x, y) * 0.5, (x, y), [x, y])  # the full program, batched too
+
+
+def test_batches_next_to_other_reads_of_the_same_values_give_eager_bits():
+    """Rounds whose ``t`` other derivatives read too (``t * t + t`` in the forward): the batched static parts and
+    the unbatched reads of the same frame values agree with eager mode bit for bit."""
+    x = torch.randn(5, requires_grad=True)
+
+    def fn(x):
+        z = x
+        for _ in range(3):
+            t = (z * 1.5).tanh()
+            z = t * t + t  # t * t in the forward; the backward's t * t (tanh's) and the products' reads of t
+        return z.sum()
+
+    check_matches_eager(fn, (x,), [x], calls=4)

@@ -208,7 +208,7 @@ class FusedKernel:
                         for reg in escaping if program.kinds[reg] == "result"]
         self.regs = [None] * len(program.values)
         for reg, kind in enumerate(program.kinds):
-            if kind == "const":
+            if kind in ("const", "fixed"):  # (fixed: a buffer bound at build that calls write: batches below)
                 self.regs[reg] = program.values[reg]
         for reg, array in _strong_constants(program, xp).items():
             self.regs[reg] = array
@@ -244,7 +244,7 @@ class FusedKernel:
         self.aliases = []  # (register, escaping register whose buffer it borrows)
         total = 0
         for _, _, out in program.instructions:
-            if out in escaping:
+            if out in escaping or program.kinds[out] == "fixed":
                 continue
             value, life = values[out], (define[out], last_use.get(out, define[out]))
             for reg, lives in escaping_lives.items():
@@ -450,6 +450,7 @@ class FusedGroup:
         self.backward = None
         self.framed = ()  # (register, shape, dtype) of the values written into a frame (``use_frame``)
         self.frames: list = []
+        self.batch_sizes: list = []  # the frame's first values, in batches of these sizes (one array each)
         self._make_straight()
 
     def _make_straight(self) -> None:
@@ -470,8 +471,8 @@ class FusedGroup:
             tail.append("return frame")
         elif self.backward is not None and all(slot in reg_of for slot in self.backward.kept):
             tail.append("return [" + ", ".join(f"r{reg_of[slot]}" for slot in self.backward.kept) + "]")
-        kernel.straight = _straight_line(kernel, params, loads, tail, skip=framed,
-                                         sizes={"frame": len(self.backward.kept)} if self.framed else None)
+        kernel.straight = _straight_line(kernel, params, loads, tail, skip=framed, sizes={
+            "frame": len(self.backward.kept) + len(self.batch_sizes)} if self.framed else None)
 
     def use_frame(self, saved_only: set) -> None:
         """Values only the backward reads (``saved_only``: no later step reads them, the call does not return
@@ -490,8 +491,13 @@ class FusedGroup:
         framed = [slot for slot in backward.kept if slot in saved_only and reg_of[slot] in pools]
         if not framed:
             return
-        backward.order_kept(framed + [slot for slot in backward.kept if slot not in framed])
+        # values whose static derivative parts run batched lie one after another in one array (``_batched``)
+        batches = backward.plan_batches(set(framed))
+        batched = [slot for leaves in batches for slot in leaves]
+        framed = batched + [slot for slot in framed if slot not in set(batched)]
+        backward.order_kept(framed + [slot for slot in backward.kept if slot not in framed], batches)
         self.framed = tuple((reg_of[slot], pools[reg_of[slot]].shape, pools[reg_of[slot]].dtype) for slot in framed)
+        self.batch_sizes = [len(leaves) for leaves in batches]
         self._xp = pools[reg_of[framed[0]]].xp
         self._make_straight()
 
@@ -500,8 +506,16 @@ class FusedGroup:
             if sys.getrefcount(frame) == 3:  # the list of frames, this loop's name, getrefcount's argument
                 return frame
         empty = self._xp.empty
-        frame = [empty(shape, dtype) for _, shape, dtype in self.framed] + [None] * (len(self.backward.kept)
-                                                                                    - len(self.framed))
+        frame, bases, position = [], [], 0
+        for k in self.batch_sizes:  # a batch's values: consecutive parts of one array
+            _, shape, dtype = self.framed[position]
+            size = _size(shape)
+            base = empty((k * size,), dtype)
+            bases.append(base)
+            frame += [base[i * size:(i + 1) * size].reshape(shape) for i in range(k)]
+            position += k
+        frame += [empty(shape, dtype) for _, shape, dtype in self.framed[position:]]
+        frame += [None] * (len(self.backward.kept) - len(self.framed)) + bases
         if len(self.frames) < self.FRAMES:
             self.frames.append(frame)
         return frame
@@ -547,8 +561,11 @@ class FusedBackward:
     gradient is complete, and hands the gradients of the group's inputs back in the order eager mode adds them."""
 
     def __init__(self, kernel: FusedKernel, grad_reg: int, grad_slot: int, saved: list, outgoing: list,
-                 members: set, sample):
+                 members: set, sample, program: Program, inputs: list, escaping: list, backend):
         self.kernel, self.grad_reg, self.grad_slot = kernel, grad_reg, grad_slot
+        self.program, self.unit_program = program, None  # (recorded programs, for ``order_kept``'s batches)
+        self._build_args = (inputs, escaping, backend)
+        self.batches = []  # tuples of kept slots whose static derivative parts run as one call each (batches)
         self.saved = saved  # (slot, register) of the forward values the derivatives read
         self.kept = sorted({slot for slot, _ in saved})  # what a replay keeps for this backward: a list, this order
         self.kept_index = {slot: k for k, slot in enumerate(self.kept)}
@@ -560,20 +577,35 @@ class FusedBackward:
         self.unit = None  # the program for a gradient of exactly 1 (``set_unit``), or None
         self._make_straight(kernel)
 
-    def order_kept(self, order: list) -> None:
-        """Keep the values in this order (the forward's frame first: FusedGroup.use_frame)."""
+    def order_kept(self, order: list, batches: list = ()) -> None:
+        """Keep the values in this order (the forward's frame first: FusedGroup.use_frame); ``batches``: groups of
+        kept slots the frame lays out one after another in one array, appended to the kept list (see
+        ``plan_batches``)."""
         self.kept = list(order)
         self.kept_index = {slot: k for k, slot in enumerate(self.kept)}
-        for kernel in (self.kernel, self.unit):
-            if kernel is not None:
-                self._make_straight(kernel)
+        self.batches = list(batches)
+        inputs, escaping, backend = self._build_args
+        for name, program in (("kernel", self.program), ("unit", self.unit_program)):
+            if program is None:
+                continue
+            loads = []
+            if self.batches:
+                program, leaf_regs = _batched(program, self.grad_reg, self.saved, self.batches, backend.xp)
+                loads = [(reg, f"kept[{len(self.kept) + b}]") for b, reg in leaf_regs.items()]
+            kernel = FusedKernel(program, inputs + [reg for _, reg in loads], escaping, backend)
+            self._make_straight(kernel, loads)
+            setattr(self, name, kernel)
 
-    def _make_straight(self, kernel) -> None:
+    def plan_batches(self, framed: set) -> list:
+        """The groups of framed kept slots whose static derivative parts can run batched (``_static_chains``)."""
+        return [leaves for leaves, _ in _static_chains(self.program, self.grad_reg, self.saved, framed)]
+
+    def _make_straight(self, kernel, extra_loads=()) -> None:
         if not kernel.size:
             loads = [(self.grad_reg, "g")] + [(reg, f"kept[{self.kept_index[slot]}]") for slot, reg in self.saved]
-            kernel.straight = _straight_line(kernel, "kept, g", loads,
+            kernel.straight = _straight_line(kernel, "kept, g", loads + list(extra_loads),
                                              ["return (" + "".join(f"({slot}, r{reg}), " for slot, reg in self.outgoing)
-                                              + ")"], sizes={"kept": len(self.kept)})
+                                              + ")"], sizes={"kept": len(self.kept) + len(self.batches)})
 
     def set_unit(self, program, inputs: list, escaping: list, backend) -> None:
         """Record the variant of the program run when the incoming gradient is one value equal to 1 (a sum's
@@ -599,7 +631,7 @@ class FusedBackward:
         unit.values, unit.kinds, unit.instructions = values, program.kinds, instructions
         kernel = FusedKernel(unit, inputs, escaping, backend)
         self._make_straight(kernel)
-        self.unit = kernel
+        self.unit, self.unit_program = kernel, unit
 
     def applies(self, g, ndarray) -> bool:
         return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
@@ -730,7 +762,8 @@ def _record_backward(plan, group, traced_arrays: dict, members: set, produced: s
     escaping = sorted({reg for _, reg in outgoing})  # (a register handed on twice is one buffer)
     inputs = [grad_reg] + [reg for _, reg in saved_regs]
     kernel = FusedKernel(program, inputs, escaping, steps[group.indices[0]].backend)
-    unit = FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array)
+    unit = FusedBackward(kernel, grad_reg, last.outputs[0], saved_regs, outgoing, members, sample_array,
+                         program, inputs, escaping, steps[group.indices[0]].backend)
     if unit.scalar_ok:
         unit.set_unit(program, inputs, escaping, steps[group.indices[0]].backend)
     if plan.outside_reads is not None:
@@ -764,6 +797,115 @@ def _verified(plan, group, unit, traced_arrays: dict) -> bool:
         if expected.shape != value.shape or expected.dtype != value.dtype or not _bit_equal(value, expected):
             return False
     return True
+
+
+# ufuncs whose results are correctly rounded IEEE operations: a value's bits do not depend on where it sits in
+# an array (numpy's SIMD loops and their tails agree), so running them on a longer array is bit-identical
+_EXACT = {"add", "subtract", "multiply", "negative", "true_divide", "square"}
+
+
+def _static_chains(program, grad_reg: int, saved: list, framed: set) -> list:
+    """``[(leaf slots, chains)]``: the backward's *static* calls - exact ufuncs on one kept value and constants,
+    not on the gradient (the tanh derivative's ``t * t`` and ``1 - tt``) - grouped by the computation they make:
+    each chain computes, from its own framed kept value, a register that non-static calls read, and all chains
+    of a group make the same computation on values of one shape and dtype. A group of K chains then runs as one
+    call per step on the K values laid out one after another (one call instead of K). ``chains``: per chain,
+    (its result register, its calls' indices in program order)."""
+    kinds, values = program.kinds, program.values
+    slot_of = {reg: slot for slot, reg in saved}
+    signature, leaf = {}, {}
+    for reg, kind in enumerate(kinds):
+        value = values[reg]
+        if kind == "input" and reg != grad_reg and reg in slot_of and slot_of[reg] in framed:
+            signature[reg] = ("kept", tuple(value.shape), str(value.dtype))
+            leaf[reg] = slot_of[reg]
+        elif kind == "const" and type(value) in (int, float, bool):
+            signature[reg] = ("number", type(value).__name__, repr(value))
+    calls = {}  # result register -> call index
+    for n, (f, operands, out) in enumerate(program.instructions):
+        if getattr(f, "__name__", "") not in _EXACT or not all(r in signature for r in operands):
+            continue
+        leaves = {leaf[r] for r in operands if r in leaf}
+        if len(leaves) != 1 or kinds[out] != "result":
+            continue
+        signature[out] = (f.__name__, tuple(signature[r] for r in operands), str(values[out].dtype))
+        leaf[out] = leaves.pop()
+        calls[out] = n
+    readers: dict = {}
+    for _, operands, out in program.instructions:
+        for r in operands:
+            readers.setdefault(r, set()).add(out)
+    frontier = [reg for reg in calls if any(out not in calls for out in readers.get(reg, ()))]
+    groups: dict = {}
+    for reg in frontier:
+        groups.setdefault(signature[reg], []).append(reg)
+    result = []
+    frontier_set = set(frontier)
+    for regs in groups.values():
+        chains, leaves = [], []
+        for reg in sorted(regs, key=calls.get):
+            members, stack = set(), [reg]
+            while stack:
+                r = stack.pop()
+                if r in calls and r not in members:
+                    members.add(r)
+                    stack.extend(program.instructions[calls[r]][1])
+            inner = members - {reg}
+            if any(r in frontier_set for r in inner) or any(not readers.get(r, set()) <= members for r in inner):
+                break  # a value inside the chain is read elsewhere: not batched
+            chains.append((reg, sorted(calls[r] for r in members)))
+            leaves.append(leaf[reg])
+        else:
+            if len(chains) >= 2 and len(set(leaves)) == len(leaves):
+                result.append((tuple(leaves), chains))
+    return result
+
+
+def _batched(program, grad_reg: int, saved: list, batches: list, xp):
+    """The program with each batch's chains replaced by one call per step on the batch's kept values laid out
+    in one array (a new input register, loaded from the frame), writing into buffers made here ("fixed"
+    registers); each chain's result register becomes a fixed view of its part of the last buffer. Returns the
+    program and ``{batch number: input register}``."""
+    chains_of = {leaves: chains for leaves, chains in _static_chains(program, grad_reg, saved, {
+        slot for leaves in batches for slot in leaves})}
+    values, kinds = list(program.values), list(program.kinds)
+    slot_of = {reg: slot for slot, reg in saved}
+    removed, front, leaf_regs = set(), [], {}
+    for b, leaves in enumerate(batches):
+        chains = chains_of.get(tuple(leaves))
+        if chains is None:
+            continue
+        first_reg, first_calls = chains[0]
+        sample = values[first_reg]
+        n, k = sample.size, len(chains)
+        lead = len(values)
+        values.append(xp.empty((k * n,), sample.dtype))
+        kinds.append("input")
+        leaf_regs[b] = lead
+        mapped = {}
+        for index in first_calls:
+            f, operands, out = program.instructions[index]
+            new_operands = []
+            for r in operands:
+                if r in mapped:
+                    new_operands.append(mapped[r])
+                elif kinds[r] == "input" and r in slot_of:
+                    new_operands.append(lead)
+                else:
+                    new_operands.append(r)
+            values.append(xp.empty((k * n,), values[out].dtype))
+            kinds.append("fixed")
+            mapped[out] = len(values) - 1
+            front.append((f, tuple(new_operands), mapped[out]))
+        last = values[mapped[first_reg]]
+        for position, (reg, calls) in enumerate(chains):
+            values[reg] = last[position * n:(position + 1) * n].reshape(values[reg].shape)
+            kinds[reg] = "fixed"
+            removed.update(calls)
+    rewritten = Program()
+    rewritten.values, rewritten.kinds = values, kinds
+    rewritten.instructions = front + [ins for n, ins in enumerate(program.instructions) if n not in removed]
+    return rewritten, leaf_regs
 
 
 def _saved_only(plan, group) -> set:
