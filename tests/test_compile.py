@@ -1090,3 +1090,33 @@ def test_batches_next_to_other_reads_of_the_same_values_give_eager_bits():
         return z.sum()
 
     check_matches_eager(fn, (x,), [x], calls=4)
+
+
+def test_a_full_sum_hands_its_gradient_to_the_fused_backward_as_one_value():
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y])
+    [plan] = plans(compiled)
+    assert plan.handoffs and all(plan.steps[i].sum_node is not None for i in plan.handoffs)
+
+
+def test_no_hand_off_when_the_summed_value_gets_another_gradient():
+    """The group's output is also returned and differentiated outside: its gradient is not one value, the sum's
+    backward runs as eager mode's (and the group's backward takes the full gradient)."""
+    x = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(3, 4, requires_grad=True)
+
+    def fn(x, y):
+        z = (x * y + x).tanh() * y
+        return z.sum(), z
+
+    compiled = torch.compile(fn)
+    for _ in range(3):
+        grads = []
+        for f in (fn, compiled):
+            x.grad = y.grad = None
+            loss, z = f(x, y)
+            (loss + (z * z).sum()).backward()
+            grads.append((loss, x.grad, y.grad))
+        for got, expected in zip(grads[1], grads[0]):
+            same(got, expected)

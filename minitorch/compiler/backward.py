@@ -115,9 +115,12 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
     program = plan.backward_program
     if program is None:
         program = plan.backward_program = backward_program(plan)
+    handoffs = plan.handoffs
     for i, unit, members in program:
         if unit is None:
-            step_backward(steps[i], nodes[i], flowing, ndarray)
+            target = handoffs.get(i) if handoffs else None
+            if target is None or not _hand_off(steps[i], nodes[i], flowing, ndarray, target, nodes):
+                step_backward(steps[i], nodes[i], flowing, ndarray)
             continue
         if type(nodes[i]) is list:  # a fused group's kept values (FusedBackward.kept), not yet nodes
             g = flowing.get(unit.grad_slot)
@@ -153,7 +156,9 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
 
 def backward_program(plan) -> list:
     """The schedule with each fused group's nodes as one entry ``(last step, FusedBackward, members in engine
-    order)``, the other steps as ``(step, None, ())`` (their nodes are consecutive in the schedule: fusion.py)."""
+    order)``, the other steps as ``(step, None, ())`` (their nodes are consecutive in the schedule: fusion.py).
+    Sets ``plan.handoffs``: a full ``Sum`` of a fused group's output right before the group's backward hands it
+    its gradient as one value (``_hand_off``)."""
     units = plan.backward_units
     program, covered = [], set()
     for i in plan.schedule:
@@ -166,7 +171,32 @@ def backward_program(plan) -> list:
         members = [j for j in plan.schedule if j in unit.members]
         covered.update(members)
         program.append((i, unit, members))
+    handoffs = {}
+    for (i, unit, _), (j, after, _) in zip(program, program[1:]):
+        step = plan.steps[i]
+        if (unit is None and after is not None and step.sum_node is not None and len(step.arg_slots) == 1
+                and step.arg_slots[0][1] == after.grad_slot and after.scalar_ok and not after.inner_slots):
+            handoffs[i] = (j, after)
+    plan.handoffs = handoffs
     return program
+
+
+def _hand_off(step, node, flowing: dict, ndarray, target, nodes) -> bool:
+    """A full sum's backward straight into the fused group's backward that follows it: the sum's gradient, one
+    value, is what the group's program multiplies by (the broadcast view eager mode makes holds only that value),
+    so no view is made. False (nothing done) unless the gradient is one value of the group's dtype, no other
+    gradient reached the group's output, and the group's values are still kept for it."""
+    j, unit = target
+    slot = step.outputs[0]
+    g = flowing.get(slot)
+    if (type(g) is not ndarray or g.size != 1 or g.dtype != unit.dtype or unit.grad_slot in flowing
+            or type(nodes[j]) is not list or node is None):
+        return False
+    del flowing[slot]
+    for out, contribution in unit.run_value(g.reshape(-1)[0], nodes[j]):
+        old = flowing.get(out)
+        flowing[out] = contribution if old is None else _add(old, contribution)
+    return True
 
 
 def step_backward(step, node, flowing: dict, ndarray) -> None:

@@ -3,15 +3,19 @@
 How a group is found: each op's own ``forward`` is run once more at compile time on ``Symbolic`` stand-ins
 for its input arrays. A stand-in records every ufunc the op calls (numpy sends ufunc calls on foreign objects
 to ``__array_ufunc__``; CuPy's ufuncs do the same) and computes it on the traced values; anything else
-(a reduction, ``where``, ``astype``, a reshape) ends the recording and the op is not fused. A recorded op
-whose result is bit-identical to the traced one joins the current group; consecutive such ops form one group.
+(a reduction, ``where``, a converting ``astype``, a reshape) ends the recording and the op is not fused. A
+recorded op whose result is bit-identical to the traced one joins the current group; consecutive such ops form
+one group (a single op of several ufunc calls, the tanh GELU, is a group too).
 
 How a group runs: its ufunc calls, in order, each writing into a buffer (``out=``): values used only inside
 the group live in scratch buffers kept by the group (a value takes over the buffer of an operand that dies
 at the same call), values used after the group (by later ops, by backward, or returned) are written into
 buffers from a small pool that are reused once nothing else holds them (their reference count shows it).
 The kernels are the ops' own ufuncs, so values are bit-identical to eager mode; the gain is the allocations,
-page faults and per-op dispatch a chain of temporaries costs (benchmarks/NOTES.md measures it).
+page faults and per-op dispatch a chain of temporaries costs (benchmarks/NOTES.md measures it). The backward of a
+group is recorded the same way (``FusedBackward``), with a variant for a gradient of exactly 1, values only it
+reads kept in reusable frames (``FusedGroup.use_frame``), and the parts that read only forward values batched
+across a chain's rounds (``_static_chains``, ``_batched``).
 
 Why not numexpr or numba: measured on this project's CPU at one thread, numexpr took 62 ms and numba's
 ``math.tanh`` loop 218 ms for a 4M-element float32 tanh that numpy's SIMD ufunc does in 1.4 ms; for
@@ -637,11 +641,16 @@ class FusedBackward:
         return type(g) is ndarray and g.dtype == self.dtype and g.shape == self.shape
 
     def run(self, g, kept: list) -> list:
-        kernel = self.kernel
         if self.scalar_ok and g.size and not any(g.strides):  # a broadcast single value (sum's gradient): numpy's
-            g = g[(0,) * g.ndim]  # scalar loops are faster than a stride-0 array's, and give the same products
-            if self.unit is not None and g == 1:
-                kernel = self.unit
+            # scalar loops are faster than a stride-0 array's, and give the same products
+            return self.run_value(g[(0,) * g.ndim], kept)
+        return self._run(self.kernel, g, kept)
+
+    def run_value(self, g, kept: list) -> list:
+        """``run`` for a gradient that is one value everywhere, given as that value (a numpy scalar)."""
+        return self._run(self.unit if self.unit is not None and g == 1 else self.kernel, g, kept)
+
+    def _run(self, kernel, g, kept: list) -> list:
         regs = kernel.regs
         if kernel.straight is not None:
             state = kernel.quiet

@@ -99,12 +99,15 @@ class Plan:
                 dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
                 if len(dtypes) == 1:
                     plan_step.sum_dtype = dtypes.pop()
-            if step.cls is Sum and not step.extras and len(step.args) == 5 and step.arg_slots[0][0] == 0:
+            if (step.cls is Sum and set(step.extras or ()) <= _SUM_ATTRIBUTES and len(step.args) == 5
+                    and step.arg_slots[0][0] == 0):
                 plan_step.sum_node = _static_sum(plan_step, tracer.slots[step.arg_slots[0][1]].tensor._array)
             self.steps.append(plan_step)
         self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
         self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
         self.output_requires_grad = [requires_grad_of(tracer.slots[r.slot].tensor) for r in self.output_slots]
+        self.any_output_requires_grad = any(self.output_requires_grad)
+        self.output_sources = None  # (``_outputs``, made at first use)
         self.eager_views = tracer.eager_views  # outputs that are views of an input: made by eager views
         self.records = grad_mode.state.enabled and any(s.traced is not None for s in self.steps)
         self.schedule = engine_order(self.steps, [r.slot for r in self.output_slots], tracer) if self.records else []
@@ -112,6 +115,7 @@ class Plan:
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
         self.backward_program = None  # the schedule with fused groups as units (backward.py), made at first use
+        self.handoffs = None  # (made with it)
         self.run_list = self.run_indices = None  # the steps a replay runs (``_make_run_list``), made at first use
         self.attach_info = None  # (backward.py's attach, made at first use)
         self.differentiable_outputs = None
@@ -228,6 +232,14 @@ class Plan:
                 run_list[-1] = (head[0], head[1], head[2] + tuple(step.free))
             else:
                 run_list.append((i, step, tuple(step.free)))
+        for n, (i, step, free) in enumerate(run_list):
+            group = step.fused
+            if group is not None and step.fused_head and group.kernel.straight is not None:
+                # a generated group program stores only its inputs' and its unframed outputs' values: only those
+                # slots can hold an array to drop
+                framed = {reg for reg, _, _ in group.framed}
+                stored = {slot for _, slot in group.inputs} | {slot for reg, slot in group.outputs if reg not in framed}
+                run_list[n] = (i, step, tuple(slot for slot in free if slot in stored))
         self.run_list = run_list
         self.run_indices = [i for i, _, _ in run_list]
         return run_list
@@ -256,20 +268,27 @@ class Plan:
 
     def _outputs(self, values, tensors, nodes):
         made = {}
-        for ref in self.output_slots:
-            if ref.slot in made:
-                continue
-            position = next((p for s, p in self.inputs if s == ref.slot), None)
+        sources = self.output_sources
+        if sources is None:  # per distinct output slot: the call's tensor at a position, an eager view, or new
+            positions = dict(self.inputs)
+            sources = self.output_sources = []
+            for ref in self.output_slots:
+                if all(entry[0] != ref.slot for entry in sources):
+                    sources.append((ref.slot, positions.get(ref.slot), ref.slot in self.eager_views))
+        step = self.steps[0]
+        for slot, position, view in sources:
             if position is not None:
-                made[ref.slot] = tensors[position]
-            elif ref.slot in self.eager_views:
-                made[ref.slot] = self._eager_view(ref.slot, tensors)
+                made[slot] = tensors[position]
+            elif view:
+                made[slot] = self._eager_view(slot, tensors)
             else:
-                step = self.steps[0]
-                made[ref.slot] = from_array(values[ref.slot], step.backend, step.device)
-        if nodes is not None and any(self.output_requires_grad):
+                made[slot] = from_array(values[slot], step.backend, step.device)
+        if nodes is not None and self.any_output_requires_grad:
             CompiledBackward.attach(self, nodes, made, tensors)
         return _rebuild(self.outputs, made)
+
+
+_SUM_ATTRIBUTES = {"input_shape", "dims", "keepdim", "dim_given"}  # what Sum.forward sets
 
 
 def _static_sum(step: PlanStep, traced_input):
@@ -281,7 +300,7 @@ def _static_sum(step: PlanStep, traced_input):
     node.input_shape, node.dims, node.keepdim, node.dim_given = traced_input.shape, dims, keepdim, dim_given
     node.sum_dtype = accumulate_dtype(step.backend, traced_input, dtype)
     node._saved = ()
-    if step.saved or step.params:
+    if step.saved or step.params or any(getattr(node, k) != v for k, v in (step.extras or {}).items()):
         return None
     return node
 
