@@ -211,6 +211,8 @@ class FusedKernel:
         self.outputs = [(reg, BufferPool(xp, program.values[reg].shape, program.values[reg].dtype))
                         for reg in escaping if program.kinds[reg] == "result"]
         self.regs = [None] * len(program.values)
+        self.fixed_regs = [reg for reg, kind in enumerate(program.kinds) if kind == "fixed" and
+                           getattr(program.values[reg], "base", None) is None]  # (their own memory)
         for reg, kind in enumerate(program.kinds):
             if kind in ("const", "fixed"):  # (fixed: a buffer bound at build that calls write: batches below)
                 self.regs[reg] = program.values[reg]

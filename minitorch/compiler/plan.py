@@ -125,9 +125,15 @@ class Plan:
         """Bytes the plan keeps between calls: fused groups' scratch buffers and pooled buffers not in use."""
         total = 0
         for group in self.fused_groups:
-            for kernel in (group.kernel, group.backward.kernel if group.backward is not None else None):
+            backward = group.backward
+            kernels = (group.kernel,) + ((backward.kernel, backward.unit) if backward is not None else ())
+            for kernel in kernels:
                 if kernel is not None:
                     total += kernel.scratch_bytes + sum(b.nbytes for _, pool in kernel.outputs for b in pool.buffers)
+                    total += sum(kernel.regs[r].nbytes for r in kernel.fixed_regs)
+            for frame in group.frames:  # (a frame's own arrays: its batches' and its first values)
+                owned = frame[:len(group.framed)] + frame[len(group.backward.kept):]
+                total += sum(a.nbytes for a in owned if a.base is None)
         return total
 
     def _liveness(self, keep=None) -> None:
