@@ -1120,3 +1120,20 @@ def test_no_hand_off_when_the_summed_value_gets_another_gradient():
             grads.append((loss, x.grad, y.grad))
         for got, expected in zip(grads[1], grads[0]):
             same(got, expected)
+
+
+def test_resident_bytes_count_the_buffers_every_program_keeps(monkeypatch):
+    """The unit-gradient program's pooled gradients and a frame's arrays stay between calls: the benchmark's peak
+    memory of the compiled side adds them."""
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 4096)
+    x = torch.randn(5000, requires_grad=True)
+    y = torch.randn(5000, requires_grad=True)
+    compiled = check_matches_eager(lambda x, y: (x * y + x).tanh().sum(), (x, y), [x, y])
+    [plan] = plans(compiled)
+    unit = plan.fused_groups[0].backward.unit
+    pooled = sum(b.nbytes for _, pool in unit.outputs for b in pool.buffers)
+    assert pooled >= 2 * x.numel() * 4 and plan.resident_bytes() >= pooled
+    small = check_matches_eager(chain, (x[:4].detach().requires_grad_(), y[:4].detach().requires_grad_()), [])
+    [small_plan] = plans(small)
+    group = small_plan.fused_groups[0]
+    assert group.frames and small_plan.resident_bytes() >= sum(a.nbytes for a in group.frames[0][-1:])
