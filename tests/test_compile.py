@@ -1072,9 +1072,23 @@ def test_static_derivative_parts_run_batched_across_rounds():
     y = torch.randn(4, requires_grad=True)
     compiled = check_matches_eager(chain, (x, y), [x, y], calls=4)
     backward = _group_backward(compiled).backward
-    assert [len(leaves) for leaves in backward.batches] == [3]
+    assert [len(leaves) for leaves in backward.batches] == [3, 3]  # the rounds' t, and their s = z + y
     assert len(backward.unit.instructions) < len(backward.unit_program.instructions) - 3
     check_matches_eager(lambda x, y: chain(x, y) * 0.5, (x, y), [x, y])  # the full program, batched too
+
+
+def test_contributions_added_at_the_end_run_as_one_call():
+    """``-g`` (y's part of each round's subtraction) and ``g * s`` (x's part of each product) are read only when
+    the inputs' gradients are summed at the end: each set runs as one call on rows, after its last member, and
+    the sums (in eager mode's order) give eager mode's bits."""
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y], calls=4)
+    backward = _group_backward(compiled).backward
+    for kernel, program in ((backward.unit, backward.unit_program), (backward.kernel, backward.program)):
+        names = [f.__name__ for f, *_ in kernel.instructions]
+        assert names.count("negative") == 1 and [f.__name__ for f, *_ in program.instructions].count("negative") == 3
+        assert len(kernel.instructions) == len(program.instructions) - 4 - 2 - 2  # static 4, -g 2, g * s 2
 
 
 def test_batches_next_to_other_reads_of_the_same_values_give_eager_bits():
@@ -1137,3 +1151,24 @@ def test_resident_bytes_count_the_buffers_every_program_keeps(monkeypatch):
     [small_plan] = plans(small)
     group = small_plan.fused_groups[0]
     assert group.frames and small_plan.resident_bytes() >= sum(a.nbytes for a in group.frames[0][-1:])
+
+
+@pytest.mark.parametrize("body", [
+    lambda z, x, y: (z * x + y).sigmoid(),
+    lambda z, x, y: (z - x).exp() * y - z,
+    lambda z, x, y: ((z + y) * x).tanh() - x * 0.5,
+    lambda z, x, y: (z * z - y).tanh() / (x * x + 1),
+])
+@pytest.mark.parametrize("shape", [(4,), (3, 5)])
+def test_chains_with_batched_and_deferred_parts_give_eager_bits(body, shape):
+    x = torch.randn(*shape, requires_grad=True)
+    y = torch.randn(*shape, requires_grad=True)
+
+    def fn(x, y):
+        z = x
+        for _ in range(4):
+            z = body(z, x, y)
+        return z.sum()
+
+    check_matches_eager(fn, (x, y), [x, y], calls=4)
+    check_matches_eager(lambda x, y: fn(x, y) * 1.5, (x, y), [x, y], calls=3)

@@ -517,7 +517,7 @@ class FusedGroup:
             _, shape, dtype = self.framed[position]
             size = _size(shape)
             base = empty((k * size,), dtype)
-            bases.append(base)
+            bases.append(base.reshape((k,) + tuple(shape)))
             frame += [base[i * size:(i + 1) * size].reshape(shape) for i in range(k)]
             position += k
         frame += [empty(shape, dtype) for _, shape, dtype in self.framed[position:]]
@@ -571,7 +571,8 @@ class FusedBackward:
         self.kernel, self.grad_reg, self.grad_slot = kernel, grad_reg, grad_slot
         self.program, self.unit_program = program, None  # (recorded programs, for ``order_kept``'s batches)
         self._build_args = (inputs, escaping, backend)
-        self.batches = []  # tuples of kept slots whose static derivative parts run as one call each (batches)
+        self.batches = []  # tuples of kept slots the frame lays out as one array each (``plan_batches``)
+        self.framed: set = set()
         self.saved = saved  # (slot, register) of the forward values the derivatives read
         self.kept = sorted({slot for slot, _ in saved})  # what a replay keeps for this backward: a list, this order
         self.kept_index = {slot: k for k, slot in enumerate(self.kept)}
@@ -597,14 +598,31 @@ class FusedBackward:
             loads = []
             if self.batches:
                 program, leaf_regs = _batched(program, self.grad_reg, self.saved, self.batches, backend.xp)
-                loads = [(reg, f"kept[{len(self.kept) + b}]") for b, reg in leaf_regs.items()]
+                program, lead_regs = _deferred(program, self.saved, set(self.framed), set(escaping), self.batches,
+                                               backend.xp)
+                loads = [(reg, f"kept[{len(self.kept) + b}]") for b, reg in {**leaf_regs, **lead_regs}.items()]
             kernel = FusedKernel(program, inputs + [reg for _, reg in loads], escaping, backend)
             self._make_straight(kernel, loads)
             setattr(self, name, kernel)
 
     def plan_batches(self, framed: set) -> list:
-        """The groups of framed kept slots whose static derivative parts can run batched (``_static_chains``)."""
-        return [leaves for leaves, _ in _static_chains(self.program, self.grad_reg, self.saved, framed)]
+        """The groups of framed kept slots the frame lays out as one array each: those whose static derivative
+        parts run batched (``_static_chains``), then those that deferred sets read (``_deferred_groups``)."""
+        self.framed = set(framed)
+        layouts = [leaves for leaves, _ in _static_chains(self.program, self.grad_reg, self.saved, framed)]
+        if not layouts:
+            return []  # (the deferred sets are found in the program the static batches leave)
+        program, _ = _batched(self.program, self.grad_reg, self.saved, layouts, self._build_args[2].xp)
+        slot_of = {reg: slot for slot, reg in self.saved}
+        taken = {slot for leaves in layouts for slot in leaves}
+        for members, operand_kinds in _deferred_groups(program, self.saved, framed, set(self._build_args[1])):
+            for j, kind in enumerate(operand_kinds):
+                if kind == "kept":
+                    leaves = tuple(slot_of[program.instructions[n][1][j]] for n in members)
+                    if leaves not in layouts and not taken & set(leaves):
+                        layouts.append(leaves)
+                        taken.update(leaves)
+        return layouts
 
     def _make_straight(self, kernel, extra_loads=()) -> None:
         if not kernel.size:
@@ -689,11 +707,17 @@ def _build_backward(plan, group: FusedGroup, traced_arrays: dict):
         traced = steps[i].traced
         if traced is not None and (not traced._arrays or traced._uniform is None):
             verify = True
-    with grad_mode.set_grad_enabled(False):  # as the engine runs a first-order backward
-        unit = _record_backward(plan, group, traced_arrays, members, produced, last)
-    if unit is not None and verify and not _verified(plan, group, unit, traced_arrays):
-        return None
-    return unit
+    state = steps[group.indices[0]].backend.quiet_fp_state  # (the recording computes on the traced values: as
+    token = state[0].set(state[1]) if state is not None else None  # the kernels, silent on overflow and NaN)
+    try:
+        with grad_mode.set_grad_enabled(False):  # as the engine runs a first-order backward
+            unit = _record_backward(plan, group, traced_arrays, members, produced, last)
+        if unit is not None and verify and not _verified(plan, group, unit, traced_arrays):
+            return None
+        return unit
+    finally:
+        if token is not None:
+            state[0].reset(token)
 
 
 def _record_backward(plan, group, traced_arrays: dict, members: set, produced: set, last):
@@ -888,9 +912,9 @@ def _batched(program, grad_reg: int, saved: list, batches: list, xp):
             continue
         first_reg, first_calls = chains[0]
         sample = values[first_reg]
-        n, k = sample.size, len(chains)
+        k = len(chains)
         lead = len(values)
-        values.append(xp.empty((k * n,), sample.dtype))
+        values.append(xp.empty((k,) + sample.shape, sample.dtype))
         kinds.append("input")
         leaf_regs[b] = lead
         mapped = {}
@@ -904,19 +928,153 @@ def _batched(program, grad_reg: int, saved: list, batches: list, xp):
                     new_operands.append(lead)
                 else:
                     new_operands.append(r)
-            values.append(xp.empty((k * n,), values[out].dtype))
+            values.append(xp.empty((k,) + sample.shape, values[out].dtype))
             kinds.append("fixed")
             mapped[out] = len(values) - 1
             front.append((f, tuple(new_operands), mapped[out]))
         last = values[mapped[first_reg]]
         for position, (reg, calls) in enumerate(chains):
-            values[reg] = last[position * n:(position + 1) * n].reshape(values[reg].shape)
+            values[reg] = last[position]
             kinds[reg] = "fixed"
             removed.update(calls)
     rewritten = Program()
     rewritten.values, rewritten.kinds = values, kinds
     rewritten.instructions = front + [ins for n, ins in enumerate(program.instructions) if n not in removed]
     return rewritten, leaf_regs
+
+
+def _deferred_groups(program, saved: list, framed: set, escaping: set) -> list:
+    """Calls the backward makes once per round whose results nothing reads until after the last round (the
+    contributions to an input's gradient, added up at the end: ``-g`` for ``y``, ``g * s`` for ``x`` in a chain
+    ``(z + y) * x - y``): ``[(call indices, operand kinds)]`` for each set of such calls that make the same
+    computation (one exact ufunc, operands of one shape and dtype each: a value made by an earlier call, a framed
+    kept value, the same register, or the same number). Such a set runs as one call after its last member, on
+    its members' operands laid out as rows of one array each (``_deferred``)."""
+    kinds, values = program.kinds, program.values
+    slot_of = {reg: slot for slot, reg in saved}
+    defined = {out: n for n, (_, _, out) in enumerate(program.instructions)}
+    first_read: dict = {}
+    for n, (_, operands, _) in enumerate(program.instructions):
+        for r in operands:
+            first_read.setdefault(r, n)
+    groups: dict = {}
+    for n, (f, operands, out) in enumerate(program.instructions):
+        if getattr(f, "__name__", "") not in _EXACT or kinds[out] != "result" or out in escaping:
+            continue
+        key = [f.__name__, values[out].shape, str(values[out].dtype)]
+        for r in operands:
+            value = values[r]
+            if kinds[r] == "result" and r in defined and r not in escaping:
+                key.append(("row", value.shape, str(value.dtype)))
+            elif kinds[r] == "input" and slot_of.get(r) in framed:
+                key.append(("kept", value.shape, str(value.dtype)))
+            elif kinds[r] == "const" and type(value) in (int, float, bool):
+                key.append(("number", type(value).__name__, repr(value)))
+            else:
+                key.append(("same", r))
+        groups.setdefault(tuple(key), []).append(n)
+    end = len(program.instructions)
+    result = []
+    for key, members in groups.items():
+        while members:  # keep the members whose results are first read after the last kept member
+            kept = [n for n in members if first_read.get(program.instructions[n][2], end) > members[-1]]
+            if kept == members:
+                break
+            members = kept
+        if len(members) < 2:
+            continue
+        kinds_of = [entry[0] if type(entry) is tuple else None for entry in key[3:]]
+        columns = [[program.instructions[n][1][j] for n in members] for j in range(len(kinds_of))]
+        if any(kind in ("row", "kept") and len(set(column)) != len(column) for kind, column in zip(kinds_of, columns)):
+            continue
+        if any(kind == "kept" and len({slot_of[r] for r in column}) != len(column)
+               for kind, column in zip(kinds_of, columns)):
+            continue
+        result.append((members, kinds_of))
+    return result
+
+
+def _deferred(program, saved: list, framed: set, escaping: set, layouts: list, xp):
+    """The program with each deferred set (``_deferred_groups``) run as one call on rows: the registers its
+    members read that earlier calls make become rows of one array ("fixed" views, so those calls write there),
+    framed kept values come as one array from the frame (``layouts``: the frame's batches), and the members'
+    results are rows of the call's output. Returns the program and ``{batch number: input register}`` for the
+    frame arrays it reads."""
+    groups = _deferred_groups(program, saved, framed, escaping)
+    if not groups:
+        return program, {}
+    values, kinds = list(program.values), list(program.kinds)
+    slot_of = {reg: slot for slot, reg in saved}
+    row_of: dict = {}  # register -> (array register, row)
+    layout_index = {tuple(leaves): b for b, leaves in enumerate(layouts)}
+    lead_regs: dict = {}
+    placed: dict = {}  # index of a group's last member -> its call
+    removed = set()
+
+    def rows_for(regs):
+        """The array register whose rows are ``regs`` (made, or found when they already are one's rows)."""
+        found = {row_of.get(r) for r in regs}
+        if None not in found:
+            arrays = {a for a, _ in found}
+            if len(arrays) == 1 and [row_of[r][1] for r in regs] == list(range(len(regs))):
+                return arrays.pop()
+            return None
+        if found != {None} or any(kinds[r] != "result" for r in regs):
+            return None
+        sample = values[regs[0]]
+        values.append(xp.empty((len(regs),) + sample.shape, sample.dtype))
+        kinds.append("fixed")
+        array = len(values) - 1
+        for k, r in enumerate(regs):
+            values[r], kinds[r] = values[array][k], "fixed"
+            row_of[r] = (array, k)
+        return array
+
+    for members, operand_kinds in sorted(groups, key=lambda g: g[0][-1]):
+        columns = [[program.instructions[n][1][j] for n in members] for j in range(len(operand_kinds))]
+        # check first (nothing is changed for a set that cannot be placed)
+        ok = True
+        for kind, column in zip(operand_kinds, columns):
+            if kind == "kept" and tuple(slot_of[r] for r in column) not in layout_index:
+                ok = False
+            if kind == "row":
+                found = {row_of.get(r) for r in column}
+                if None in found and found != {None}:
+                    ok = False
+                elif None not in found and ([row_of[r] for r in column] !=
+                                             [(row_of[column[0]][0], k) for k in range(len(column))]):
+                    ok = False
+        if not ok:
+            continue
+        operands = []
+        for kind, column in zip(operand_kinds, columns):
+            if kind == "row":
+                operands.append(rows_for(column))
+            elif kind == "kept":
+                b = layout_index[tuple(slot_of[r] for r in column)]
+                if b not in lead_regs:
+                    sample = values[column[0]]
+                    values.append(xp.empty((len(column),) + sample.shape, sample.dtype))
+                    kinds.append("input")
+                    lead_regs[b] = len(values) - 1
+                operands.append(lead_regs[b])
+            else:  # the same register or number in every member: the first member's
+                operands.append(column[0])
+        outs = [program.instructions[n][2] for n in members]
+        output = rows_for(outs)
+        f = program.instructions[members[0]][0]
+        placed[members[-1]] = (f, tuple(operands), output)
+        removed.update(members)
+    rewritten = Program()
+    rewritten.values, rewritten.kinds = values, kinds
+    instructions = []
+    for n, instruction in enumerate(program.instructions):
+        if n not in removed:
+            instructions.append(instruction)
+        if n in placed:
+            instructions.append(placed[n])
+    rewritten.instructions = instructions
+    return rewritten, lead_regs
 
 
 def _saved_only(plan, group) -> set:
