@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minitorch as torch
-from minitorch.compiler import Unsupported
+from minitorch.compiler import Unsupported, fusion
 from minitorch.compiler import api as compiler_api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,8 +86,10 @@ def test_replay_is_bit_identical_and_records_one_node():
 
 
 @pytest.mark.parametrize("shape", [(70_001,), (300, 257)])
-def test_large_groups_run_block_by_block_bit_identically(shape):
-    """Arrays of 4 blocks or more run their fused programs block by block (a last, shorter block included)."""
+def test_large_groups_run_block_by_block_bit_identically(shape, monkeypatch):
+    """Arrays of 2 blocks or more run their fused programs block by block (a last, shorter block included;
+    blocks of 16K float32 elements here, so that small arrays have several)."""
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 65536)
     x = torch.randn(*shape, requires_grad=True)
     y = torch.randn(*shape, requires_grad=True)
     compiled = check_matches_eager(lambda x, y: ((x * y + x).tanh() * y - x.exp()).sum(), (x, y), [x, y])
@@ -956,3 +958,217 @@ def test_a_generator_seeded_inside_the_function_is_a_graph_break():
     [plan] = plans(compiled)
     assert plan.guided and "a generator was seeded" in compiled.explain()
     assert torch.random.manual_seed is not None and "seeding" not in torch.Generator.manual_seed.__name__
+
+
+# fourth round: fewer calls per replay ---------------------------------------------------------------------------
+
+
+def _group_backward(compiled):
+    [plan] = plans(compiled)
+    [group] = [g for g in plan.fused_groups if g.backward is not None]
+    return group
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_a_unit_gradient_drops_its_products_and_matches_eager(special):
+    """``loss.backward()`` through a sum hands the fused backward a gradient of exactly 1: the program without
+    the ``g * v`` calls runs, and gives eager mode's bits (-0.0, infinities and NaNs included)."""
+    x = torch.randn(6, requires_grad=True)
+    y = torch.randn(6, requires_grad=True)
+    if special:
+        with torch.no_grad():
+            x[0], x[1], y[2], y[3] = -0.0, float("inf"), float("nan"), 1e30
+
+    def fn(x, y):
+        return ((x * y + x).tanh() * y).sum()
+
+    compiled = check_matches_eager(fn, (x, y), [x, y])
+    backward = _group_backward(compiled).backward
+    assert backward.unit is not None
+    assert len(backward.unit.instructions) < len(backward.kernel.instructions)
+    # a gradient other than 1 (a scaled loss) runs the full program, also as eager mode
+    check_matches_eager(lambda x, y: fn(x, y) * 3, (x, y), [x, y])
+
+
+def test_a_unit_gradient_in_a_blocked_group(monkeypatch):
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 4096)
+    x = torch.randn(5000, requires_grad=True)
+    y = torch.randn(5000, requires_grad=True)
+    compiled = check_matches_eager(lambda x, y: (x * y + x).tanh().sum(), (x, y), [x, y])
+    backward = _group_backward(compiled).backward
+    assert backward.kernel.size and backward.unit is not None and backward.unit.size
+
+
+def test_frames_are_reused_only_once_no_graph_holds_them():
+    """Values only the backward reads live in a frame reused at the next call, unless a graph still holds it:
+    two losses kept alive, backward in the reverse order, still give eager mode's gradients."""
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y])
+    group = _group_backward(compiled)
+    assert group.framed
+    expected = []
+    for scale in (1.0, 2.0):
+        with torch.no_grad():
+            y.mul_(scale)
+        x.grad = y.grad = None
+        chain(x, y).backward()
+        expected.append((x.grad, y.grad))
+    with torch.no_grad():
+        y.div_(2.0)
+    first = compiled(x, y)
+    with torch.no_grad():
+        y.mul_(2.0)
+    second = compiled(x, y)  # the first graph holds its frame: this call takes another
+    assert len(group.frames) >= 2
+    for loss, (ex, ey) in ((second, expected[1]), (first, expected[0])):
+        x.grad = y.grad = None
+        loss.backward()
+        same(x.grad, ex)
+        same(y.grad, ey)
+    frames = len(group.frames)
+    for _ in range(3):  # graphs freed after backward: their frames come back
+        compiled(x, y).backward()
+    assert len(group.frames) == frames
+
+
+@pytest.mark.parametrize("fn", [lambda x: (1 - x * x).sum(), lambda x: (x * 0.1 + 2.5).exp().sum(),
+                                lambda x: (x ** 2 - 3 * x).tanh().sum(), lambda x: (x / 3 + True).sum(),
+                                lambda x: (0.3 - x).tanh().mul(1e-3).sum()])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_number_constants_as_0d_arrays_give_eager_bits(fn, dtype):
+    x = torch.randn(7, dtype=dtype, requires_grad=True)
+    compiled = check_matches_eager(fn, (x,), [x])
+    [plan] = plans(compiled)
+    kernels = [g.kernel for g in plan.fused_groups] + [g.backward.kernel for g in plan.fused_groups if g.backward]
+    constants = [r for k in kernels for r in k.regs if hasattr(r, "ndim") and r.ndim == 0]
+    assert constants and all(c.dtype == x.detach().numpy().dtype for c in constants)
+
+
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_gelu_fuses_alone_with_its_tensor_derivative_recorded(approximate):
+    x = torch.randn(3, 5, 8, requires_grad=True)
+    compiled = check_matches_eager(lambda x: F.gelu(x, approximate=approximate).sum(), (x,), [x])
+    if approximate == "tanh":  # (the exact form's erf is no numpy ufunc: it stays an op)
+        group = _group_backward(compiled)
+        assert group.names == ["Gelu"] and group.backward is not None
+
+
+def test_a_recorded_derivative_that_differs_from_the_tensor_path_is_not_used(monkeypatch):
+    """The recording of a derivative written in Tensor ops is checked against the Tensor path: here the
+    stand-ins' ``tanh`` is made wrong, the check fails, and the group's backward runs unfused (eager's bits)."""
+    monkeypatch.setattr(fusion.Symbolic, "tanh", lambda self: fusion._xp_of(self.value).sinh(self))
+    x = torch.randn(4, 8, requires_grad=True)
+    compiled = check_matches_eager(lambda x: F.gelu(x, approximate="tanh").sum(), (x,), [x])
+    [plan] = plans(compiled)
+    assert all(g.backward is None for g in plan.fused_groups)
+
+
+def test_static_derivative_parts_run_batched_across_rounds():
+    """The tanh derivative's ``t * t`` and ``1 - tt`` read only forward values: the chain's rounds lay their ``t``
+    out in one array and compute them in one call each (bit-identical: exact ufuncs), here and in the unit-gradient
+    program."""
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y], calls=4)
+    backward = _group_backward(compiled).backward
+    assert [len(leaves) for leaves in backward.batches] == [3, 3]  # the rounds' t, and their s = z + y
+    assert len(backward.unit.instructions) < len(backward.unit_program.instructions) - 3
+    check_matches_eager(lambda x, y: chain(x, y) * 0.5, (x, y), [x, y])  # the full program, batched too
+
+
+def test_contributions_added_at_the_end_run_as_one_call():
+    """``-g`` (y's part of each round's subtraction) and ``g * s`` (x's part of each product) are read only when
+    the inputs' gradients are summed at the end: each set runs as one call on rows, after its last member, and
+    the sums (in eager mode's order) give eager mode's bits."""
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y], calls=4)
+    backward = _group_backward(compiled).backward
+    for kernel, program in ((backward.unit, backward.unit_program), (backward.kernel, backward.program)):
+        names = [f.__name__ for f, *_ in kernel.instructions]
+        assert names.count("negative") == 1 and [f.__name__ for f, *_ in program.instructions].count("negative") == 3
+        assert len(kernel.instructions) == len(program.instructions) - 4 - 2 - 2  # static 4, -g 2, g * s 2
+
+
+def test_batches_next_to_other_reads_of_the_same_values_give_eager_bits():
+    """Rounds whose ``t`` other derivatives read too (``t * t + t`` in the forward): the batched static parts and
+    the unbatched reads of the same frame values agree with eager mode bit for bit."""
+    x = torch.randn(5, requires_grad=True)
+
+    def fn(x):
+        z = x
+        for _ in range(3):
+            t = (z * 1.5).tanh()
+            z = t * t + t  # t * t in the forward; the backward's t * t (tanh's) and the products' reads of t
+        return z.sum()
+
+    check_matches_eager(fn, (x,), [x], calls=4)
+
+
+def test_a_full_sum_hands_its_gradient_to_the_fused_backward_as_one_value():
+    x = torch.randn(4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    compiled = check_matches_eager(chain, (x, y), [x, y])
+    [plan] = plans(compiled)
+    assert plan.handoffs and all(plan.steps[i].sum_node is not None for i in plan.handoffs)
+
+
+def test_no_hand_off_when_the_summed_value_gets_another_gradient():
+    """The group's output is also returned and differentiated outside: its gradient is not one value, the sum's
+    backward runs as eager mode's (and the group's backward takes the full gradient)."""
+    x = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(3, 4, requires_grad=True)
+
+    def fn(x, y):
+        z = (x * y + x).tanh() * y
+        return z.sum(), z
+
+    compiled = torch.compile(fn)
+    for _ in range(3):
+        grads = []
+        for f in (fn, compiled):
+            x.grad = y.grad = None
+            loss, z = f(x, y)
+            (loss + (z * z).sum()).backward()
+            grads.append((loss, x.grad, y.grad))
+        for got, expected in zip(grads[1], grads[0]):
+            same(got, expected)
+
+
+def test_resident_bytes_count_the_buffers_every_program_keeps(monkeypatch):
+    """The unit-gradient program's pooled gradients and a frame's arrays stay between calls: the benchmark's peak
+    memory of the compiled side adds them."""
+    monkeypatch.setattr(fusion, "BLOCK_BYTES", 4096)
+    x = torch.randn(5000, requires_grad=True)
+    y = torch.randn(5000, requires_grad=True)
+    compiled = check_matches_eager(lambda x, y: (x * y + x).tanh().sum(), (x, y), [x, y])
+    [plan] = plans(compiled)
+    unit = plan.fused_groups[0].backward.unit
+    pooled = sum(b.nbytes for _, pool in unit.outputs for b in pool.buffers)
+    assert pooled >= 2 * x.numel() * 4 and plan.resident_bytes() >= pooled
+    small = check_matches_eager(chain, (x[:4].detach().requires_grad_(), y[:4].detach().requires_grad_()), [])
+    [small_plan] = plans(small)
+    group = small_plan.fused_groups[0]
+    assert group.frames and small_plan.resident_bytes() >= sum(a.nbytes for a in group.frames[0][-1:])
+
+
+@pytest.mark.parametrize("body", [
+    lambda z, x, y: (z * x + y).sigmoid(),
+    lambda z, x, y: (z - x).exp() * y - z,
+    lambda z, x, y: ((z + y) * x).tanh() - x * 0.5,
+    lambda z, x, y: (z * z - y).tanh() / (x * x + 1),
+])
+@pytest.mark.parametrize("shape", [(4,), (3, 5)])
+def test_chains_with_batched_and_deferred_parts_give_eager_bits(body, shape):
+    x = torch.randn(*shape, requires_grad=True)
+    y = torch.randn(*shape, requires_grad=True)
+
+    def fn(x, y):
+        z = x
+        for _ in range(4):
+            z = body(z, x, y)
+        return z.sum()
+
+    check_matches_eager(fn, (x, y), [x, y], calls=4)
+    check_matches_eager(lambda x, y: fn(x, y) * 1.5, (x, y), [x, y], calls=3)

@@ -35,41 +35,29 @@ class CompiledBackward(Node):
 
     @classmethod
     def attach(cls, plan, nodes: list, made: dict, tensors: list) -> None:
-        node = cls()
-        sources = plan.leaf_sources
-        if sources is None:  # per leaf: the position of the call's tensor, or the external tensor itself
-            positions = dict(plan.inputs)
-            externals = {s: t for s, t, *_ in plan.externals}
-            sources = plan.leaf_sources = [(positions[slot], None) if slot in positions else (None, externals[slot])
-                                           for slot in plan.leaves]
+        node = cls.__new__(cls)
+        static = plan.attach_info
+        if static is None:
+            static = plan.attach_info = _attach_info(plan, made, tensors)
+        sources, input_meta, arrays = static
         leaves = [tensors[position] if position is not None else t for position, t in sources]
-        node.next_functions = tuple(edge_of(t) for t in leaves)
-        node._input_meta = tuple((t._array.shape, t._storage.dtype) for t in leaves)
+        node.next_functions = tuple([edge_of(t) for t in leaves])
+        node._input_meta = input_meta
         node.plan = plan
         node._saved = (nodes,)
-        differentiable = [(ref.slot, rg) for ref, rg in zip(plan.output_slots, plan.output_requires_grad)]
-        node.output_slots = []
-        for slot, requires_grad in differentiable:
+        node.output_slots = output_slots = []
+        for slot, requires_grad in plan.differentiable_outputs:
             t = made[slot]
-            if requires_grad and t._grad_fn is None and not t._requires_grad and slot not in node.output_slots:
+            if requires_grad and t._grad_fn is None and not t._requires_grad and slot not in output_slots:
                 t._grad_fn = node
-                t._output_nr = len(node.output_slots)
+                t._output_nr = len(output_slots)
                 t._requires_grad = True
-                node.output_slots.append(slot)
-        node._n_outputs = len(node.output_slots)
-        node.device = made[node.output_slots[0]]._storage.device if node.output_slots else None
+                output_slots.append(slot)
+        node._n_outputs = len(output_slots)
+        node.device = made[output_slots[0]]._storage.device if output_slots else None
         node.backend = plan.steps[0].backend
-        node.on_arrays(plan, [made[slot] for slot in node.output_slots], leaves)
-
-    def on_arrays(self, plan, outputs: list, leaves: list) -> None:
-        """Let the engine hand this node arrays and take arrays back (its array path: no Tensor wrapping of the
-        gradients, no re-validation) when every output and leaf has one dtype: the replay gives each leaf's
-        gradient in exactly its shape and dtype (``_uniform``, as an op's node: autograd/array_path.py)."""
-        dtypes = {t._storage.dtype for t in outputs} | {t._storage.dtype for t in leaves}
-        if len(dtypes) == 1 and outputs and all(t._dense for t in leaves):
-            dtype = dtypes.pop()
-            if dtype.is_floating_point:
-                self._arrays, self._uniform = True, self.backend.array_dtype(dtype)
+        if arrays is not None and output_slots and {made[slot]._storage.dtype for slot in output_slots} == arrays[0]:
+            node._arrays, node._uniform = True, arrays[1]
 
     def _check(self) -> None:
         if self._saved is None:
@@ -92,6 +80,29 @@ class CompiledBackward(Node):
         return replay_backward(self.plan, self._saved[0], self.output_slots, grads)
 
 
+def _attach_info(plan, made: dict, tensors: list) -> tuple:
+    """What ``attach`` needs that the guards keep fixed: per leaf the position of the call's tensor or the
+    external tensor itself, the leaves' (shape, dtype), and whether the engine may hand the node arrays and take
+    arrays back (its array path: no Tensor wrapping, no re-validation) - when every output and leaf has one
+    floating dtype and the leaves are dense: the replay gives each leaf's gradient in exactly its shape and dtype
+    (``_uniform``, as an op's node: autograd/array_path.py). The outputs' dtypes are checked at each call (an
+    output may be an input, the caller's tensor)."""
+    positions = dict(plan.inputs)
+    externals = {s: t for s, t, *_ in plan.externals}
+    sources = [(positions[slot], None) if slot in positions else (None, externals[slot]) for slot in plan.leaves]
+    leaves = [tensors[position] if position is not None else t for position, t in sources]
+    input_meta = tuple((t._array.shape, t._storage.dtype) for t in leaves)
+    plan.differentiable_outputs = [(ref.slot, rg) for ref, rg in zip(plan.output_slots, plan.output_requires_grad)]
+    dtypes = {t._storage.dtype for t in leaves}
+    arrays = None
+    if len(dtypes) <= 1 and all(t._dense for t in leaves):
+        dtypes |= {made[slot]._storage.dtype for slot, rg in plan.differentiable_outputs if rg}
+        if len(dtypes) == 1 and next(iter(dtypes)).is_floating_point:
+            dtype = next(iter(dtypes))
+            arrays = ({dtype}, plan.steps[0].backend.array_dtype(dtype))
+    return sources, input_meta, arrays
+
+
 def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool = False) -> tuple:
     """The gradients of the plan's leaves, given those of its outputs (``arrays``: the engine's array path, which
     hands in and takes back arrays)."""
@@ -104,11 +115,14 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
     program = plan.backward_program
     if program is None:
         program = plan.backward_program = backward_program(plan)
+    handoffs = plan.handoffs
     for i, unit, members in program:
         if unit is None:
-            _step_backward(steps[i], nodes[i], flowing, ndarray)
+            target = handoffs.get(i) if handoffs else None
+            if target is None or not _hand_off(steps[i], nodes[i], flowing, ndarray, target, nodes):
+                step_backward(steps[i], nodes[i], flowing, ndarray)
             continue
-        if type(nodes[i]) is dict:  # a fused group's kept values, not yet nodes
+        if type(nodes[i]) is list:  # a fused group's kept values (FusedBackward.kept), not yet nodes
             g = flowing.get(unit.grad_slot)
             inner = unit.inner_slots and any(slot in flowing for slot in unit.inner_slots)
             if g is None and not inner:
@@ -121,12 +135,13 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
                 continue
             # a gradient of another dtype, or one arriving at a value inside the group (a piece's result used by
             # the Python code): the unfused nodes after all
-            kept = nodes[i]
+            steps[i].fused.retire(nodes[i])  # (its arrays go to graph nodes: the frame is not reused)
+            kept = dict(zip(unit.kept, nodes[i]))
             for j in unit.members:
                 if steps[j].traced is not None:
                     nodes[j] = fused_node(steps[j], steps[j].fused, kept, j)
         for j in members:
-            _step_backward(steps[j], nodes[j], flowing, ndarray)
+            step_backward(steps[j], nodes[j], flowing, ndarray)
     if arrays:
         return tuple([flowing.get(slot) for slot in plan.leaves])
     result = []
@@ -141,7 +156,9 @@ def replay_backward(plan, nodes: list, output_slots: list, grads, arrays: bool =
 
 def backward_program(plan) -> list:
     """The schedule with each fused group's nodes as one entry ``(last step, FusedBackward, members in engine
-    order)``, the other steps as ``(step, None, ())`` (their nodes are consecutive in the schedule: fusion.py)."""
+    order)``, the other steps as ``(step, None, ())`` (their nodes are consecutive in the schedule: fusion.py).
+    Sets ``plan.handoffs``: a full ``Sum`` of a fused group's output right before the group's backward hands it
+    its gradient as one value (``_hand_off``)."""
     units = plan.backward_units
     program, covered = [], set()
     for i in plan.schedule:
@@ -154,30 +171,47 @@ def backward_program(plan) -> list:
         members = [j for j in plan.schedule if j in unit.members]
         covered.update(members)
         program.append((i, unit, members))
+    handoffs = {}
+    for (i, unit, _), (j, after, _) in zip(program, program[1:]):
+        step = plan.steps[i]
+        if (unit is None and after is not None and step.sum_node is not None and len(step.arg_slots) == 1
+                and step.arg_slots[0][1] == after.grad_slot and after.scalar_ok and not after.inner_slots):
+            handoffs[i] = (j, after)
+    plan.handoffs = handoffs
     return program
 
 
-def _step_backward(step, node, flowing: dict, ndarray) -> None:
+def _hand_off(step, node, flowing: dict, ndarray, target, nodes) -> bool:
+    """A full sum's backward straight into the fused group's backward that follows it: the sum's gradient, one
+    value, is what the group's program multiplies by (the broadcast view eager mode makes holds only that value),
+    so no view is made. False (nothing done) unless the gradient is one value of the group's dtype, no other
+    gradient reached the group's output, and the group's values are still kept for it."""
+    j, unit = target
+    slot = step.outputs[0]
+    g = flowing.get(slot)
+    if (type(g) is not ndarray or g.size != 1 or g.dtype != unit.dtype or unit.grad_slot in flowing
+            or type(nodes[j]) is not list or node is None):
+        return False
+    del flowing[slot]
+    for out, contribution in unit.run_value(g.reshape(-1)[0], nodes[j]):
+        old = flowing.get(out)
+        flowing[out] = contribution if old is None else _add(old, contribution)
+    return True
+
+
+def step_backward(step, node, flowing: dict, ndarray) -> None:
     """One recorded node's backward: its outputs' gradients taken from ``flowing``, its inputs' added there."""
     incoming = [flowing.pop(slot, None) for slot in step.outputs]
     if node is None or all(g is None for g in incoming):
         return
     traced = step.traced
-    node.next_functions = traced.edges
-    node._input_meta = traced._input_meta
-    node._n_outputs = traced._n_outputs
-    if traced._arrays:
-        node._arrays, node._uniform = True, traced._uniform
-        grad_inputs = call_on_arrays(node, incoming, _on_tensors)
-    elif step.sum_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.sum_dtype:
-        grad_inputs = (_sum_backward(node, incoming[0]),)
-    elif step.linear_dtype is not None and (grad_inputs := _linear_backward(node, incoming[0], step.linear_dtype,
-                                                                           ndarray)) is not None:
-        pass
-    elif step.plain_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.plain_dtype:
-        grad_inputs = PLAIN_BACKWARD[step.cls](node, incoming[0])
+    if step.sum_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.sum_dtype:
+        grad_inputs = (_sum_backward(node, incoming[0]),)  # (before the array path: the same view, cheaper)
     else:
-        grad_inputs = _on_tensors(node, as_tensors(node, incoming))
+        node.next_functions = traced.edges
+        node._input_meta = traced._input_meta
+        node._n_outputs = traced._n_outputs
+        grad_inputs = _general_backward(step, node, incoming, ndarray)
     metas = traced._input_meta
     for position, slot in step.arg_slots:
         g = grad_inputs[position] if position < len(grad_inputs) else None
@@ -187,6 +221,21 @@ def _step_backward(step, node, flowing: dict, ndarray) -> None:
             g = g._array
         old = flowing.get(slot)
         flowing[slot] = g if old is None else _add(old, g)
+
+
+def _general_backward(step, node, incoming: list, ndarray):
+    traced = step.traced
+    if traced._arrays:
+        node._arrays, node._uniform = True, traced._uniform
+        grad_inputs = call_on_arrays(node, incoming, _on_tensors)
+    elif step.linear_dtype is not None and (grad_inputs := _linear_backward(node, incoming[0], step.linear_dtype,
+                                                                           ndarray)) is not None:
+        pass
+    elif step.plain_dtype is not None and type(incoming[0]) is ndarray and incoming[0].dtype == step.plain_dtype:
+        grad_inputs = PLAIN_BACKWARD[step.cls](node, incoming[0])
+    else:
+        grad_inputs = _on_tensors(node, as_tensors(node, incoming))
+    return grad_inputs
 
 
 def _linear_backward(node, grad, dtype, ndarray):
@@ -236,10 +285,10 @@ def _dropout_on_tensors(node, grad):
 def _sum_backward(node, grad):
     """``Sum``'s backward on arrays: the gradient with the summed dims back as size 1, broadcast to the input's
     shape (what its Tensor backward, ``reshape`` then ``expand``, makes as a view: the same values)."""
-    if not node.keepdim:
-        grad = grad.reshape(keepdim_shape(node.input_shape, node.dims))
     if grad.size == 1 and grad.flags.c_contiguous:  # one value (a full sum): a stride-0 window on it
         return node.backend.as_strided(grad.reshape(-1), node.input_shape, (0,) * len(node.input_shape), 0)
+    if not node.keepdim:
+        grad = grad.reshape(keepdim_shape(node.input_shape, node.dims))
     return node.backend.xp.broadcast_to(grad, node.input_shape)
 
 

@@ -151,6 +151,14 @@ class Piece:
     def backward_program(self, program):
         self.plan.backward_program = program
 
+    @property
+    def handoffs(self):
+        return self.plan.handoffs
+
+    @handoffs.setter
+    def handoffs(self, handoffs):
+        self.plan.handoffs = handoffs
+
 
 class _PieceTrace:
     """A tracer's slots and steps as one piece's plan sees them: what it reads from outside is an input."""

@@ -13,7 +13,7 @@ import bisect
 
 from ..autograd import grad_mode
 from ..nn.functional.linear import Linear
-from ..ops.reduction import Sum
+from ..ops.reduction import Sum, accumulate_dtype
 from ..tensor import from_array
 from .backward import PLAIN_BACKWARD, CompiledBackward, engine_order
 from .errors import Unsupported
@@ -38,7 +38,7 @@ class PlanStep:
 
     __slots__ = ("cls", "args", "arg_slots", "params", "outputs", "views", "traced", "extras", "saved", "free",
                  "backend", "device", "row_major", "fused", "fused_head", "fused_group", "sum_dtype",
-                 "linear_dtype", "plain_dtype")
+                 "linear_dtype", "plain_dtype", "sum_node")
 
     def __init__(self, step, backend, device):
         self.cls = step.cls
@@ -58,6 +58,7 @@ class PlanStep:
         self.sum_dtype = None  # a Sum whose input and output arrays have this dtype: its backward runs on arrays
         self.linear_dtype = None  # a Linear of real arrays of this dtype: the same (backward.py)
         self.plain_dtype = None  # View, Transpose, Clone, Dropout with input and output of this dtype: the same
+        self.sum_node = None  # a Sum: its node, made once (what its forward sets depends only on the guards)
 
 
 class Plan:
@@ -98,10 +99,15 @@ class Plan:
                 dtypes = {tracer.slots[slot].tensor._array.dtype for slot in (step.arg_slots[0][1], step.outputs[0])}
                 if len(dtypes) == 1:
                     plan_step.sum_dtype = dtypes.pop()
+            if (step.cls is Sum and set(step.extras or ()) <= _SUM_ATTRIBUTES and len(step.args) == 5
+                    and step.arg_slots[0][0] == 0):
+                plan_step.sum_node = _static_sum(plan_step, tracer.slots[step.arg_slots[0][1]].tensor._array)
             self.steps.append(plan_step)
         self.outputs = outputs  # the output structure, tensors replaced by slot numbers (see api.py)
         self.output_slots = [s for s in _leaves(outputs) if isinstance(s, _SlotRef)]
         self.output_requires_grad = [requires_grad_of(tracer.slots[r.slot].tensor) for r in self.output_slots]
+        self.any_output_requires_grad = any(self.output_requires_grad)
+        self.output_sources = None  # (``_outputs``, made at first use)
         self.eager_views = tracer.eager_views  # outputs that are views of an input: made by eager views
         self.records = grad_mode.state.enabled and any(s.traced is not None for s in self.steps)
         self.schedule = engine_order(self.steps, [r.slot for r in self.output_slots], tracer) if self.records else []
@@ -109,17 +115,25 @@ class Plan:
         self.fused_groups = []
         self.backward_units = {}  # last step of a fused group -> its FusedBackward (fusion.py)
         self.backward_program = None  # the schedule with fused groups as units (backward.py), made at first use
+        self.handoffs = None  # (made with it)
         self.run_list = self.run_indices = None  # the steps a replay runs (``_make_run_list``), made at first use
-        self.leaf_sources = None  # (backward.py's attach, made at first use)
+        self.attach_info = None  # (backward.py's attach, made at first use)
+        self.differentiable_outputs = None
         self.outside_reads = None  # a piece's plan: the slots read outside it in the trace (pieces.py)
 
     def resident_bytes(self) -> int:
         """Bytes the plan keeps between calls: fused groups' scratch buffers and pooled buffers not in use."""
         total = 0
         for group in self.fused_groups:
-            for kernel in (group.kernel, group.backward.kernel if group.backward is not None else None):
+            backward = group.backward
+            kernels = (group.kernel,) + ((backward.kernel, backward.unit) if backward is not None else ())
+            for kernel in kernels:
                 if kernel is not None:
                     total += kernel.scratch_bytes + sum(b.nbytes for _, pool in kernel.outputs for b in pool.buffers)
+                    total += sum(kernel.regs[r].nbytes for r in kernel.fixed_regs)
+            for frame in group.frames:  # (a frame's own arrays: its batches' and its first values)
+                owned = frame[:len(group.framed)] + frame[len(group.backward.kept):]
+                total += sum(a.nbytes for a in owned if a.base is None)
         return total
 
     def _liveness(self, keep=None) -> None:
@@ -174,13 +188,20 @@ class Plan:
             if step.fused is not None:
                 group = step.fused
                 if step.fused_head:
-                    group.run(values)
+                    kept = group.run(values)
                     if records and group.backward is not None:  # its nodes are made only if backward needs them
-                        nodes[group.indices[-1]] = {slot: values[slot] for slot in group.backward.kept}
+                        nodes[group.indices[-1]] = kept if kept is not None else [values[slot] for slot in
+                                                                                  group.backward.kept]
                 if records and step.traced is not None and group.backward is None:
                     nodes[i] = fused_node(step, group, values, i)
             elif step.views is not None:
                 self._run_view(step, values, nodes, i)
+            elif step.sum_node is not None:  # (Sum.forward without a new node: its attributes never change)
+                node = step.sum_node
+                result = step.backend.sum(values[step.arg_slots[0][1]], node.dims, node.keepdim, node.sum_dtype)
+                values[step.outputs[0]] = _normalized(result, step.backend, step.backend.ndarray, True)
+                if records and step.traced is not None:
+                    nodes[i] = node
             else:
                 args = list(step.args)
                 for position, slot in step.arg_slots:
@@ -217,6 +238,14 @@ class Plan:
                 run_list[-1] = (head[0], head[1], head[2] + tuple(step.free))
             else:
                 run_list.append((i, step, tuple(step.free)))
+        for n, (i, step, free) in enumerate(run_list):
+            group = step.fused
+            if group is not None and step.fused_head and group.kernel.straight is not None:
+                # a generated group program stores only its inputs' and its unframed outputs' values: only those
+                # slots can hold an array to drop
+                framed = {reg for reg, _, _ in group.framed}
+                stored = {slot for _, slot in group.inputs} | {slot for reg, slot in group.outputs if reg not in framed}
+                run_list[n] = (i, step, tuple(slot for slot in free if slot in stored))
         self.run_list = run_list
         self.run_indices = [i for i, _, _ in run_list]
         return run_list
@@ -245,20 +274,41 @@ class Plan:
 
     def _outputs(self, values, tensors, nodes):
         made = {}
-        for ref in self.output_slots:
-            if ref.slot in made:
-                continue
-            position = next((p for s, p in self.inputs if s == ref.slot), None)
+        sources = self.output_sources
+        if sources is None:  # per distinct output slot: the call's tensor at a position, an eager view, or new
+            positions = dict(self.inputs)
+            sources = self.output_sources = []
+            for ref in self.output_slots:
+                if all(entry[0] != ref.slot for entry in sources):
+                    sources.append((ref.slot, positions.get(ref.slot), ref.slot in self.eager_views))
+        step = self.steps[0]
+        for slot, position, view in sources:
             if position is not None:
-                made[ref.slot] = tensors[position]
-            elif ref.slot in self.eager_views:
-                made[ref.slot] = self._eager_view(ref.slot, tensors)
+                made[slot] = tensors[position]
+            elif view:
+                made[slot] = self._eager_view(slot, tensors)
             else:
-                step = self.steps[0]
-                made[ref.slot] = from_array(values[ref.slot], step.backend, step.device)
-        if nodes is not None and any(self.output_requires_grad):
+                made[slot] = from_array(values[slot], step.backend, step.device)
+        if nodes is not None and self.any_output_requires_grad:
             CompiledBackward.attach(self, nodes, made, tensors)
         return _rebuild(self.outputs, made)
+
+
+_SUM_ATTRIBUTES = {"input_shape", "dims", "keepdim", "dim_given"}  # what Sum.forward sets
+
+
+def _static_sum(step: PlanStep, traced_input):
+    """The node of a Sum step, shared by every replay: ``Sum.forward`` sets only the input's shape, the dims,
+    keepdim and dim_given (all fixed by the guards and the step's arguments), and it saves no tensor."""
+    _, dims, keepdim, dtype, dim_given = step.args
+    node = Sum.__new__(Sum)
+    node.backend, node.device = step.backend, step.device
+    node.input_shape, node.dims, node.keepdim, node.dim_given = traced_input.shape, dims, keepdim, dim_given
+    node.sum_dtype = accumulate_dtype(step.backend, traced_input, dtype)
+    node._saved = ()
+    if step.saved or step.params or any(getattr(node, k) != v for k, v in (step.extras or {}).items()):
+        return None
+    return node
 
 
 def _view_again(t, chain):
