@@ -1172,3 +1172,44 @@ def test_chains_with_batched_and_deferred_parts_give_eager_bits(body, shape):
 
     check_matches_eager(fn, (x, y), [x, y], calls=4)
     check_matches_eager(lambda x, y: fn(x, y) * 1.5, (x, y), [x, y], calls=3)
+
+
+def test_threads_replaying_one_plan_get_eager_results():
+    """A plan's buffers (pools, scratch, frames) serve one replay at a time: a call made while another thread
+    replays the same plan runs eagerly, and backward replays take turns, so every thread gets eager's values."""
+    import threading
+
+    def step(x, y):
+        return ((x * y + x).tanh() * y).exp().sum()
+
+    compiled = torch.compile(step)
+    rng = np.random.default_rng(0)
+    inputs = [(torch.tensor(rng.standard_normal(200_000).astype(np.float32) * 0.1, requires_grad=True),
+               torch.tensor(rng.standard_normal(200_000).astype(np.float32) * 0.1, requires_grad=True))
+              for _ in range(4)]
+    expected = []
+    for x, y in inputs:
+        loss = step(x, y)
+        loss.backward()
+        expected.append((loss.item(), x.grad.clone(), y.grad.clone()))
+        x.grad = y.grad = None
+    compiled(*inputs[0])[()].backward()  # traced
+    inputs[0][0].grad = inputs[0][1].grad = None
+    failures = []
+
+    def worker(k):
+        x, y = inputs[k]
+        for _ in range(15):
+            loss = compiled(x, y)
+            loss.backward()
+            value, gx, gy = expected[k]
+            if loss.item() != value or not (torch.equal(x.grad, gx) and torch.equal(y.grad, gy)):
+                failures.append(k)
+            x.grad = y.grad = None
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures

@@ -107,7 +107,12 @@ class CompiledFunction:
                     if entry.trial is not None:
                         return self._trial(entry, args, kwargs, tensors)
                     return plan.run(self.fn, args, kwargs, tensors)
-                return plan.run(tensors)
+                if plan.lock.acquire(blocking=False):
+                    try:
+                        return plan.run(tensors)
+                    finally:
+                        plan.lock.release()
+                return self.fn(*args, **kwargs)  # another thread replays this plan: its buffers are in use
         if self.traces >= cache_size_limit:
             if not self._warned:
                 warnings.warn(f"torch.compile: {getattr(self.fn, '__name__', 'function')} reached the recompile "

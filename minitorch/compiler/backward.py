@@ -66,7 +66,8 @@ class CompiledBackward(Node):
     def _evaluate_on_arrays(self, grads):
         """The engine's array path (first-order backward): gradients in and out as arrays."""
         self._check()
-        return replay_backward(self.plan, self._saved[0], self.output_slots, grads, arrays=True)
+        with self.plan.lock:
+            return replay_backward(self.plan, self._saved[0], self.output_slots, grads, arrays=True)
 
     def wrap_grad(self, array, output_nr: int):
         step = self.plan.steps[0]
@@ -77,7 +78,8 @@ class CompiledBackward(Node):
         if grad_mode.state.enabled:
             raise Unsupported("double backward (create_graph=True) through a torch.compile'd function is not "
                               "supported; run the function without torch.compile for higher-order gradients")
-        return replay_backward(self.plan, self._saved[0], self.output_slots, grads)
+        with self.plan.lock:
+            return replay_backward(self.plan, self._saved[0], self.output_slots, grads)
 
 
 def _attach_info(plan, made: dict, tensors: list) -> tuple:

@@ -10,6 +10,7 @@ eager mode. When the call is differentiated, the op instances of the replay beco
 from __future__ import annotations
 
 import bisect
+import threading
 
 from ..autograd import grad_mode
 from ..nn.functional.linear import Linear
@@ -68,6 +69,9 @@ class Plan:
 
     def __init__(self, tracer: Tracer, input_positions: dict, outputs, guards, compile_seconds: float):
         self.guards = guards
+        # the plan's buffers (pools, scratch, frames) serve one replay at a time: a call finding it taken runs
+        # eagerly (api.py), a backward waits its turn (backward.py); reentrant for a backward inside a call
+        self.lock = threading.RLock()
         self.compile_seconds = compile_seconds
         self.n_slots = len(tracer.slots)
         self.slot_info = [(s.kind, tuple(s.tensor.shape), s.tensor.dtype) for s in tracer.slots]
