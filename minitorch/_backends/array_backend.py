@@ -124,6 +124,10 @@ class ArrayBackend(Backend):
     def zeros(self, shape, dtype):
         return self.xp.zeros(shape, dtype=self.array_dtype(dtype))
 
+    def broadcast_to(self, array, shape):
+        """A read-only broadcast of ``array`` to ``shape`` (a sum's gradient on arrays)."""
+        return self.xp.broadcast_to(array, shape)
+
     def full(self, shape, value, dtype):
         return self.xp.full(shape, value, dtype=self.array_dtype(dtype))
 

@@ -57,6 +57,15 @@ class NumpyBackend(ArrayBackend):
         total = total / (array.size // total.size)
         return total if out.char == "f" else total.astype(out)
 
+    def broadcast_to(self, array, shape):
+        """``np.broadcast_to``; one value (a full sum's gradient) as a stride-0 window on it, made directly: numpy's
+        function takes 2.4 us, the window 0.5."""
+        if type(array) is np.ndarray and array.size == 1 and array.flags.c_contiguous:
+            window = np.ndarray(shape, array.dtype, array, 0, (0,) * len(shape))
+            window.flags.writeable = False
+            return window
+        return np.broadcast_to(array, shape)
+
     def as_strided(self, buffer, size, stride, offset):
         itemsize = buffer.itemsize
         if 0 in size:  # no elements: numpy wants the offset inside the buffer; the strides are kept (stride())

@@ -13,28 +13,6 @@ from .anomaly import report_failure
 from .graph import Node
 
 
-class quiet_floating_point:
-    """Derivatives evaluated on arrays stay as quiet as the kernels (PyTorch never warns on 1/0 or
-    overflow; ops.promotion.Elementwise silences numpy the same way around each kernel): the quiet state of
-    each backend of ``tensors``, for the block. (A class, not a generator: every backward() enters one.)"""
-
-    __slots__ = ("tensors", "tokens")
-
-    def __init__(self, tensors) -> None:
-        self.tensors = tensors
-
-    def __enter__(self) -> None:
-        self.tokens = tokens = []
-        for t in self.tensors:
-            state = t._storage.backend.quiet_fp_state
-            if state is not None and all(state[0] is not variable for variable, _ in tokens):
-                tokens.append((state[0], state[0].set(state[1])))
-
-    def __exit__(self, *exc) -> None:
-        for variable, token in reversed(self.tokens):
-            variable.reset(token)
-
-
 def is_tensor(g) -> bool:
     return hasattr(g, "_storage")  # Tensors (dense, sparse, quantized); the engine's other values are arrays
 

@@ -19,7 +19,7 @@ from .._geometry import non_overlapping_and_dense
 from ..memory_format import contiguous_format
 from . import forward_ad, grad_mode
 from .anomaly import check_nan, is_anomaly_enabled, report_failure
-from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable, quiet_floating_point
+from .array_path import add_grads, as_tensor, as_tensors, call_on_arrays, expandable
 from .graph import AccumulateGrad, Node, edge_of
 
 
@@ -57,11 +57,7 @@ def run_backward(
     # A node that runs on arrays without hooks, towards no inputs= (nearly every node of a training step) takes
     # the first branch: none of the checks of the second (hooks, capture, leaves, the root) can apply to it.
     plain = on_arrays and captured is None
-    with (
-        grad_mode.set_grad_enabled(create_graph),
-        quiet_floating_point(outputs if on_arrays else ()),
-        GraphTask(towards_inputs=inputs is not None),  # which backward this is (for checkpointing)
-    ):
+    with BackwardScope(create_graph, outputs if on_arrays else (), towards_inputs=inputs is not None):
         while ready:
             node = ready.pop()  # 2. pop a node whose gradients have all arrived
             grads = buffers.pop(node)
@@ -120,18 +116,33 @@ graph_task = _GraphTaskState()
 _task_ids = itertools.count()
 
 
-class GraphTask:
-    """Marks one ``run_backward`` in ``graph_task`` (a nested backward gets its own id, then the outer's is back)."""
+class BackwardScope:
+    """What one ``run_backward`` sets for its duration and restores after: grad mode (on only to build a graph,
+    ``create_graph``), the quiet floating-point state of the backends of ``quiet`` (derivatives on arrays are as
+    quiet as the kernels), and ``graph_task``, which backward this is (a nested backward gets its own id, then
+    the outer's is back). One object, not three context managers: every ``backward()`` enters it."""
 
-    def __init__(self, towards_inputs: bool) -> None:
-        self.towards_inputs = towards_inputs
+    __slots__ = ("grad_enabled", "quiet", "towards_inputs", "outer")
+
+    def __init__(self, grad_enabled: bool, quiet, towards_inputs: bool) -> None:
+        self.grad_enabled, self.quiet, self.towards_inputs = grad_enabled, quiet, towards_inputs
 
     def __enter__(self) -> None:
-        self.outer = graph_task.id, graph_task.towards_inputs
+        state = grad_mode.state
+        self.outer = state.enabled, graph_task.id, graph_task.towards_inputs
+        state.enabled = self.grad_enabled
         graph_task.id, graph_task.towards_inputs = next(_task_ids), self.towards_inputs
+        tokens = []  # (the state variable, the token that restores it): one per backend
+        for t in self.quiet:
+            fp_state = t._storage.backend.quiet_fp_state
+            if fp_state is not None and (not tokens or all(fp_state[0] is not v for v, _ in tokens)):
+                tokens.append((fp_state[0], fp_state[0].set(fp_state[1])))
+        self.quiet = tokens
 
     def __exit__(self, *exc) -> None:
-        graph_task.id, graph_task.towards_inputs = self.outer
+        for variable, token in reversed(self.quiet):
+            variable.reset(token)
+        grad_mode.state.enabled, graph_task.id, graph_task.towards_inputs = self.outer
 
 
 def _plan(root: Node, inputs) -> tuple:

@@ -100,7 +100,7 @@ class Sum(Op):
 
     def backward(self, grad):
         grad = restore_dims(grad, self.input_shape, self.dims, self.keepdim)
-        return self.xp.broadcast_to(grad, self.input_shape) if self._on_arrays else grad.expand(self.input_shape)
+        return self.backend.broadcast_to(grad, self.input_shape) if self._on_arrays else grad.expand(self.input_shape)
 
 
 class Mean(Op):
