@@ -1132,6 +1132,9 @@ def _record_step(step, program: Program, reg_of_slot: dict, traced_arrays: dict)
             or not _bit_equal(result.value, traced)):
         raise NotFusable("the recorded ufuncs do not reproduce the traced result bit for bit")
     reg_of_slot[step.outputs[0]] = result.reg
+    # the traced array stands for it from here (the same bits): the recorded copy is freed now, so the next
+    # recording reuses its memory instead of faulting in fresh pages (most of a large chain's compile time)
+    program.values[result.reg] = traced
     return dict(node.__dict__)
 
 
