@@ -1213,3 +1213,17 @@ def test_threads_replaying_one_plan_get_eager_results():
     for t in threads:
         t.join()
     assert not failures
+
+
+def test_a_plan_without_steps_returns_its_inputs_and_their_views():
+    """A function whose results are its inputs and views of them records no step; its replays hand them back."""
+    x = torch.randn(3, 4, requires_grad=True)
+    compiled = torch.compile(lambda t: (t, t[0], t.t()))
+    for _ in range(3):
+        same, row, transposed = compiled(x)
+        assert same is x and torch.equal(row, x[0]) and torch.equal(transposed, x.t())
+        assert row.grad_fn is not None and transposed._base is x
+    for fn in (torch.positive, lambda t: torch.flatten(t, 0, 0)):  # (fuzzer seeds 2001353, 2000707)
+        compiled = torch.compile(fn)
+        for _ in range(3):
+            assert compiled(x) is x

@@ -285,13 +285,13 @@ class Plan:
             for ref in self.output_slots:
                 if all(entry[0] != ref.slot for entry in sources):
                     sources.append((ref.slot, positions.get(ref.slot), ref.slot in self.eager_views))
-        step = self.steps[0]
         for slot, position, view in sources:
             if position is not None:
                 made[slot] = tensors[position]
             elif view:
                 made[slot] = self._eager_view(slot, tensors)
-            else:
+            else:  # (a plan without steps returns only inputs and views of them)
+                step = self.steps[0]
                 made[slot] = from_array(values[slot], step.backend, step.device)
         if nodes is not None and self.any_output_requires_grad:
             CompiledBackward.attach(self, nodes, made, tensors)
