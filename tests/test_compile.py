@@ -1227,3 +1227,32 @@ def test_a_plan_without_steps_returns_its_inputs_and_their_views():
         compiled = torch.compile(fn)
         for _ in range(3):
             assert compiled(x) is x
+
+
+@pytest.mark.parametrize("target", ["argument", "intermediate"])
+def test_a_write_that_gives_a_tensor_history_runs_eagerly(target):
+    """Writing a value that requires grad into a tensor that had no history (an argument, or a result made in the
+    call) attaches a history to it, and a replay would write only the values: the gradient through the written
+    tensor was lost on replays (None instead of eager's). Such a call runs eagerly (fuzzer seeds 2000362,
+    2000523 and five more)."""
+
+    def write_into_argument(base, value):
+        view = base[::2]
+        view[0, 0] = value
+        return view * 3
+
+    def write_into_intermediate(base, value):
+        made = base.log()
+        made[None] = value
+        return made * 3
+
+    fn = write_into_argument if target == "argument" else write_into_intermediate
+    compiled = torch.compile(fn)
+    for _ in range(3):
+        base = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]) if target == "argument" else torch.tensor(2.0)
+        value = torch.tensor(0.5, requires_grad=True)
+        fn(base.clone(), value).sum().backward()
+        expected, value.grad = value.grad, None
+        compiled(base, value).sum().backward()
+        same(value.grad, expected)
+    assert plans(compiled) == [None] and "new autograd history" in compiled.explain()

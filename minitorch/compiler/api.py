@@ -151,6 +151,7 @@ class CompiledFunction:
         for position, t in enumerate(tensors):
             tracer.input(t, position)
             positions.setdefault(id(t), position)
+        histories = [(t, t.grad_fn, t._requires_grad) for t in tensors]
         tracer.start()
         try:
             with installed(steps):  # the optimizers the function reaches step compiled (optim_step.py)
@@ -158,8 +159,16 @@ class CompiledFunction:
         finally:
             tracer.stop()
         tracer.finish(_result_tensors(result))
+        rebased = next((f"argument tensor {i}" for i, (t, fn, rg) in enumerate(histories)
+                        if t.grad_fn is not fn or t._requires_grad != rg), None)
+        if rebased is None and any(not s.requires_grad and s.tensor._storage.version != s.version and
+                                   s.tensor.requires_grad for s in tracer.slots):
+            rebased = "a tensor that required no grad"
         if tracer.abandoned is not None:
             entry = Entry(None, tracer.abandoned)
+        elif rebased is not None:  # (a replay writes the values, not the tensor's new history)
+            entry = Entry(None, f"an in-place op gave {rebased} a new autograd history (a write into it, or into a "
+                                "view of it, of a value that requires grad): it runs eagerly")
         elif tracer.breaks:  # pieces between the breaks, replayed while the function's Python runs (pieces.py)
             plan = GuidedPlan(tracer, key, self.fuse, _result_tensors(result))
             plan.optimizer_steps = steps
