@@ -1256,3 +1256,4 @@ def test_a_write_that_gives_a_tensor_history_runs_eagerly(target):
         compiled(base, value).sum().backward()
         same(value.grad, expected)
     assert plans(compiled) == [None] and "new autograd history" in compiled.explain()
+

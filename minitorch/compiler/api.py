@@ -159,11 +159,7 @@ class CompiledFunction:
         finally:
             tracer.stop()
         tracer.finish(_result_tensors(result))
-        rebased = next((f"argument tensor {i}" for i, (t, fn, rg) in enumerate(histories)
-                        if t.grad_fn is not fn or t._requires_grad != rg), None)
-        if rebased is None and any(not s.requires_grad and s.tensor._storage.version != s.version and
-                                   s.tensor.requires_grad for s in tracer.slots):
-            rebased = "a tensor that required no grad"
+        rebased = _history_given_in_place(tracer, histories)
         if tracer.abandoned is not None:
             entry = Entry(None, tracer.abandoned)
         elif rebased is not None:  # (a replay writes the values, not the tensor's new history)
@@ -194,6 +190,21 @@ class CompiledFunction:
 
     def print_plan(self) -> None:
         print(self.explain())
+
+
+def _history_given_in_place(tracer: Tracer, histories: list) -> str | None:
+    """What an in-place write of the traced call gave a new autograd history that a replay would not give it (a
+    replay writes the values only): an argument tensor, a tensor made with no history, or a tensor the trace's steps
+    did not make; None if nothing."""
+    for i, (t, grad_fn, requires_grad) in enumerate(histories):
+        if t.grad_fn is not grad_fn or t._requires_grad != requires_grad:
+            return f"argument tensor {i}"
+    for slot in tracer.slots:
+        t = slot.tensor
+        if t._storage.version != slot.version and t.requires_grad and (not slot.requires_grad or (
+                t._storage in tracer.foreign_writes and t._grad_fn is not slot.grad_fn)):
+            return "a tensor the trace did not make, or one made with no history,"
+    return None
 
 
 def _result_tensors(result) -> list:

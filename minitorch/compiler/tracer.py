@@ -161,6 +161,7 @@ class Tracer(Hooks):
         self.by_id: dict[int, int] = {}
         self.steps: list = []  # Step, or EagerStep for an op run eagerly
         self.breaks: list[tuple[int, str, bool]] = []  # (number of steps recorded before it, reason, cut)
+        self.foreign_writes: set = set()  # storages written in place that the trace's steps did not make
         self.abandoned: str | None = None  # set when the call cannot be replayed at all: it then runs eagerly
         self.backward_at = 0  # the number of steps recorded before the last backward() inside the call
         self.ops_seen = 0
@@ -238,6 +239,7 @@ class Tracer(Hooks):
         kinds = {slot.kind for slot in self.slots if slot.tensor._storage is storage}
         if kinds == {"step"}:
             return  # an intermediate's memory: a later read of it sees the new version (a foreign tensor then)
+        self.foreign_writes.add(storage)
         self.graph_break("an in-place write to a tensor that existed before the call or was not made by a traced op "
                          "(an optimizer step, copy_, an in-place op on an input or parameter)")
 

@@ -82,10 +82,23 @@ def _run(fn, leaves):
     return values, [leaf.grad for leaf in leaves]
 
 
+# seeds beyond SEEDS whose programs, compiled, lost a gradient, raised or crashed (the long run of 2026-11-26):
+# writes giving a tensor a new history, a plan without steps (tests/test_compile.py has smaller cases of both)
+FOUND = (2000362, 2000523, 2000704, 2000707, 2000727, 2001353, 2001449, 2001936, 2002035, 2002112, 2002165,
+         2002249, 2002253, 2002449, 2002463, 2002538, 2002634, 2002947, 2004661)
+
+
 @pytest.mark.parametrize("chunk", range(4))
 def test_compiled_programs_match_eager(chunk):
+    _check([s for i, s in enumerate(SEEDS) if i % 4 == chunk])
+
+
+def test_seeds_that_found_compiled_bugs():
+    _check(FOUND, whole_share=0)
+
+
+def _check(seeds, whole_share=3):
     compiled_whole = pieces = ran = eager = 0
-    seeds = [s for i, s in enumerate(SEEDS) if i % 4 == chunk]
     for seed in seeds:
         prog, _ = generate(torch_oracle, seed)
         ns = namespace(minitorch, prog)
@@ -115,6 +128,7 @@ def test_compiled_programs_match_eager(chunk):
         if plan is not None and plan.guided:  # graph breaks: the replays followed the trace, piece by piece
             pieces += 1
             assert plan.diverged == 0, f"seed {seed}: the replay left the traced path: {plan.divergence}"
-    assert compiled_whole >= len(seeds) // 3, f"only {compiled_whole} of {len(seeds)} programs compiled whole"
+    assert not whole_share or compiled_whole >= len(seeds) // whole_share, (
+        f"only {compiled_whole} of {len(seeds)} programs compiled whole")
     assert compiled_whole + pieces + eager == ran, (
         f"only {compiled_whole + pieces} of {ran} programs compiled (whole or in pieces), {eager} eager by design")
