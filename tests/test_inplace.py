@@ -1005,3 +1005,18 @@ def test_copy_from_itself_skips_the_overlap_check():
     assert w.grad_fn.name() == "AsStridedBackward0"
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         v.copy_(v.clone())
+
+
+def test_a_fill_through_a_window_whose_elements_share_memory_writes_only_what_it_fills():
+    """An unfold window's elements share memory (PyTorch does not check it): masked_fill_ and index_fill_ write the
+    filled positions only, so an unfilled alias of a filled location keeps the filled value (fuzzer seed 1131021;
+    the values are PyTorch's)."""
+    y = torch.zeros(4)
+    y.unfold(-1, 2, 1).masked_fill_(torch.tensor([False, True]), -2.0)
+    assert y.tolist() == [0.0, -2.0, -2.0, -2.0]
+    z = torch.arange(4.0)
+    z.unfold(-1, 2, 1).index_fill_(1, torch.tensor([1]), 7.0)
+    assert z.tolist() == [0.0, 7.0, 7.0, 7.0]
+    w = torch.arange(5.0)
+    w.unfold(-1, 3, 1).masked_fill_(torch.tensor([[True, False, False], [False] * 3, [False, False, True]]), -1.0)
+    assert w.tolist() == [-1.0, 1.0, 2.0, 3.0, -1.0]

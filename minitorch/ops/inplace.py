@@ -17,6 +17,7 @@ PyTorch raises to keep in-place writes sound are raised here (``check_inplace``)
 from __future__ import annotations
 
 from .. import _dtype
+from .._geometry import non_overlapping_and_dense
 from .._names import state as names_state
 from ..autograd import forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import Node, SavedTensor, packing_after
@@ -132,7 +133,10 @@ def write_result(self: Tensor, result: Tensor, op_name: str) -> None:
             f"{op_name}: result type {_LEGACY[result.dtype.name]} can't be cast to the desired output type "
             f"{_LEGACY[self.dtype.name]}"
         )
-    if op_name in _OVERLAP_ALLOWED and has_internal_overlap(self):
+    if op_name in _OVERLAP_ALLOWED and (has_internal_overlap(self) or not self._array.flags.c_contiguous and
+                                        not non_overlapping_and_dense(self._array.shape, self.stride())):
+        # (also where elements share memory in a way PyTorch does not check, an unfold window: its kernel writes
+        # the filled positions only, so an unfilled alias must not write the old value back; fuzzer seed 1131021)
         _write_changed(self._array, result._array, self._storage.backend.xp)
     else:
         self._array[...] = result._array
