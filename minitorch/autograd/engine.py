@@ -122,7 +122,7 @@ class BackwardScope:
     quiet as the kernels), and ``graph_task``, which backward this is (a nested backward gets its own id, then
     the outer's is back). One object, not three context managers: every ``backward()`` enters it."""
 
-    __slots__ = ("grad_enabled", "quiet", "towards_inputs", "outer")
+    __slots__ = ("grad_enabled", "quiet", "towards_inputs", "outer", "tokens")
 
     def __init__(self, grad_enabled: bool, quiet, towards_inputs: bool) -> None:
         self.grad_enabled, self.quiet, self.towards_inputs = grad_enabled, quiet, towards_inputs
@@ -132,15 +132,14 @@ class BackwardScope:
         self.outer = state.enabled, graph_task.id, graph_task.towards_inputs
         state.enabled = self.grad_enabled
         graph_task.id, graph_task.towards_inputs = next(_task_ids), self.towards_inputs
-        tokens = []  # (the state variable, the token that restores it): one per backend
+        self.tokens = tokens = []  # (the state variable, the token that restores it): one per backend
         for t in self.quiet:
             fp_state = t._storage.backend.quiet_fp_state
             if fp_state is not None and (not tokens or all(fp_state[0] is not v for v, _ in tokens)):
                 tokens.append((fp_state[0], fp_state[0].set(fp_state[1])))
-        self.quiet = tokens
 
     def __exit__(self, *exc) -> None:
-        for variable, token in reversed(self.quiet):
+        for variable, token in reversed(self.tokens):
             variable.reset(token)
         grad_mode.state.enabled, graph_task.id, graph_task.towards_inputs = self.outer
 
