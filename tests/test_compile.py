@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -1177,8 +1178,6 @@ def test_chains_with_batched_and_deferred_parts_give_eager_bits(body, shape):
 def test_threads_replaying_one_plan_get_eager_results():
     """A plan's buffers (pools, scratch, frames) serve one replay at a time: a call made while another thread
     replays the same plan runs eagerly, and backward replays take turns, so every thread gets eager's values."""
-    import threading
-
     def step(x, y):
         return ((x * y + x).tanh() * y).exp().sum()
 

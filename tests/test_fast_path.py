@@ -8,6 +8,7 @@ import pytest
 import minitorch as torch
 from minitorch import _dispatch_modes
 from minitorch._names import state as names_state
+from minitorch.autograd import forward_ad as fwAD
 from minitorch.autograd.graph import SavedTensor
 from minitorch.ops import arithmetic, pointwise
 from minitorch.ops.op import Op
@@ -144,8 +145,6 @@ def test_modes_route_to_the_general_path():
 def test_each_mode_counts_itself_while_on_and_only_then():
     """The fast paths read one count of the modes that must see every op: each mode adds itself on the way in
     and takes itself out on the way out, also when nested or suspended."""
-    import minitorch.autograd.forward_ad as fwAD
-
     base = _dispatch_modes.holds
     seen = []
 
